@@ -1,0 +1,11 @@
+//! Pure credential code: minting and hashing of opaque tokens, password hashing and the
+//! randomness they need. It owns the *form* of every secret Deckhand hands out; it must never
+//! know where secrets are stored or how requests carry them.
+
+mod password;
+mod random;
+mod token;
+
+pub use password::{PasswordError, hash_password, verify_password};
+pub use random::{OsRandom, RandomUnavailable};
+pub use token::{TokenHash, TokenKind, mint_token, sha256};

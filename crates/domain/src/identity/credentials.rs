@@ -1,0 +1,259 @@
+//! Which lane a request's credentials select. The HTTP adapter only copies headers into
+//! [`PresentedCredentials`]; the rules about which combinations are accepted live here.
+
+use deckhand_auth::TokenKind;
+
+/// The `Authorization` header, by scheme.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthorizationHeader {
+    Bearer(String),
+    Dpop(String),
+    /// Any other scheme, or a header that is not `<scheme> <credentials>`.
+    Unsupported,
+}
+
+impl AuthorizationHeader {
+    /// Schemes are case-insensitive (RFC 9110 §11.1); the credentials are kept as sent.
+    pub fn parse(value: &str) -> Self {
+        let Some((scheme, credentials)) = value.split_once(' ') else {
+            return Self::Unsupported;
+        };
+        let credentials = credentials.trim();
+        if credentials.is_empty() || credentials.contains(' ') {
+            return Self::Unsupported;
+        }
+        if scheme.eq_ignore_ascii_case("bearer") {
+            Self::Bearer(credentials.to_owned())
+        } else if scheme.eq_ignore_ascii_case("dpop") {
+            Self::Dpop(credentials.to_owned())
+        } else {
+            Self::Unsupported
+        }
+    }
+}
+
+/// The credential headers of one request, as sent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PresentedCredentials {
+    pub authorization: Option<AuthorizationHeader>,
+    pub dpop_proof: Option<String>,
+    pub partner_id: Option<String>,
+    pub signature: Option<String>,
+    pub api_key: Option<String>,
+}
+
+/// The credentials of exactly one accepted combination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LaneCredentials {
+    Anonymous,
+    PersonalAccessToken(String),
+    PartnerSignature {
+        partner_id: String,
+        signature: String,
+    },
+    PartnerSignatureWithPat {
+        partner_id: String,
+        signature: String,
+        pat: String,
+    },
+    PartnerApiKey(String),
+    OAuthBearer(String),
+    OAuthDpop {
+        access_token: String,
+        proof: String,
+    },
+}
+
+/// The credentials are not one of the accepted combinations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("this combination of credentials is not accepted")]
+pub struct RejectedCombination;
+
+impl PresentedCredentials {
+    /// Picks the lane. Accepted: nothing; PAT; signature + slug; signature + slug + PAT; API
+    /// key; OAuth Bearer; OAuth DPoP with its proof. Everything else is rejected, including a
+    /// slug without a signature (or the reverse) and a stray DPoP proof.
+    pub fn lane(&self) -> Result<LaneCredentials, RejectedCombination> {
+        let signature = match (&self.partner_id, &self.signature) {
+            (Some(partner_id), Some(signature)) => Some((partner_id.clone(), signature.clone())),
+            (None, None) => None,
+            _ => return Err(RejectedCombination),
+        };
+        let is_pat = |token: &str| token.starts_with(TokenKind::PersonalAccessToken.prefix());
+        let lane = match (
+            &self.authorization,
+            signature,
+            &self.api_key,
+            &self.dpop_proof,
+        ) {
+            (None, None, None, None) => LaneCredentials::Anonymous,
+            (Some(AuthorizationHeader::Bearer(token)), None, None, None) if is_pat(token) => {
+                LaneCredentials::PersonalAccessToken(token.clone())
+            }
+            (Some(AuthorizationHeader::Bearer(token)), None, None, None) => {
+                LaneCredentials::OAuthBearer(token.clone())
+            }
+            (None, Some((partner_id, signature)), None, None) => {
+                LaneCredentials::PartnerSignature {
+                    partner_id,
+                    signature,
+                }
+            }
+            (
+                Some(AuthorizationHeader::Bearer(token)),
+                Some((partner_id, signature)),
+                None,
+                None,
+            ) if is_pat(token) => LaneCredentials::PartnerSignatureWithPat {
+                partner_id,
+                signature,
+                pat: token.clone(),
+            },
+            (None, None, Some(key), None) => LaneCredentials::PartnerApiKey(key.clone()),
+            (Some(AuthorizationHeader::Dpop(token)), None, None, Some(proof)) => {
+                LaneCredentials::OAuthDpop {
+                    access_token: token.clone(),
+                    proof: proof.clone(),
+                }
+            }
+            _ => return Err(RejectedCombination),
+        };
+        Ok(lane)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAT: &str = "dh_pat_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+
+    fn bearer(token: &str) -> Option<AuthorizationHeader> {
+        Some(AuthorizationHeader::Bearer(token.into()))
+    }
+
+    #[test]
+    fn authorization_schemes_are_case_insensitive() {
+        assert_eq!(
+            AuthorizationHeader::parse("bearer abc"),
+            AuthorizationHeader::Bearer("abc".into())
+        );
+        assert_eq!(
+            AuthorizationHeader::parse("DPoP abc"),
+            AuthorizationHeader::Dpop("abc".into())
+        );
+        assert_eq!(
+            AuthorizationHeader::parse("Basic abc"),
+            AuthorizationHeader::Unsupported
+        );
+        assert_eq!(
+            AuthorizationHeader::parse("Bearer"),
+            AuthorizationHeader::Unsupported
+        );
+        assert_eq!(
+            AuthorizationHeader::parse("Bearer a b"),
+            AuthorizationHeader::Unsupported
+        );
+    }
+
+    #[test]
+    fn accepted_combinations_select_their_lane() {
+        let none = PresentedCredentials::default();
+        assert_eq!(none.lane(), Ok(LaneCredentials::Anonymous));
+
+        let pat = PresentedCredentials {
+            authorization: bearer(PAT),
+            ..Default::default()
+        };
+        assert_eq!(
+            pat.lane(),
+            Ok(LaneCredentials::PersonalAccessToken(PAT.into()))
+        );
+
+        let oauth = PresentedCredentials {
+            authorization: bearer("dh_at_x"),
+            ..Default::default()
+        };
+        assert_eq!(
+            oauth.lane(),
+            Ok(LaneCredentials::OAuthBearer("dh_at_x".into()))
+        );
+
+        let signed = PresentedCredentials {
+            partner_id: Some("acme".into()),
+            signature: Some("v1.1.ab".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            signed.lane(),
+            Ok(LaneCredentials::PartnerSignature { .. })
+        ));
+
+        let signed_with_pat = PresentedCredentials {
+            authorization: bearer(PAT),
+            ..signed.clone()
+        };
+        assert!(matches!(
+            signed_with_pat.lane(),
+            Ok(LaneCredentials::PartnerSignatureWithPat { .. })
+        ));
+
+        let dpop = PresentedCredentials {
+            authorization: Some(AuthorizationHeader::Dpop("dh_at_x".into())),
+            dpop_proof: Some("proof".into()),
+            ..Default::default()
+        };
+        assert!(matches!(dpop.lane(), Ok(LaneCredentials::OAuthDpop { .. })));
+    }
+
+    #[test]
+    fn other_combinations_are_rejected() {
+        let key = Some("dh_key_x".to_owned());
+        let rejected = [
+            PresentedCredentials {
+                partner_id: Some("acme".into()),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                signature: Some("v1.1.ab".into()),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                api_key: key.clone(),
+                authorization: bearer(PAT),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                api_key: key,
+                partner_id: Some("acme".into()),
+                signature: Some("v1.1.ab".into()),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                authorization: bearer("dh_at_x"),
+                partner_id: Some("acme".into()),
+                signature: Some("v1.1.ab".into()),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                authorization: Some(AuthorizationHeader::Dpop("dh_at_x".into())),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                dpop_proof: Some("proof".into()),
+                ..Default::default()
+            },
+            PresentedCredentials {
+                authorization: Some(AuthorizationHeader::Unsupported),
+                ..Default::default()
+            },
+        ];
+        for credentials in rejected {
+            assert_eq!(
+                credentials.lane(),
+                Err(RejectedCombination),
+                "{credentials:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The rules of Deckhand: users and their tokens, principals and scopes, and (as they arrive)
+//! decks, guides, versions, visibility and ownership. Everything here is plain data and pure
+//! functions plus services that reach the world only through the ports in [`ports`].
+//!
+//! This crate must never know about HTTP, SQL, a runtime or a pool: no actix, diesel, tokio or
+//! deadpool (the `tidy` check in xtask enforces it). Adapters depend on it, never the reverse.
+
+pub mod error;
+pub mod identity;
+pub mod ports;
+pub mod services;
+pub mod time;
+
+pub use error::StoreUnavailable;
+pub use services::Services;
