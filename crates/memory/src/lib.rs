@@ -1,1 +1,41 @@
-//! placeholder
+//! Every port of the domain in memory: the store of a service run without PostgreSQL, and the
+//! fast stand-in for it in tests. It keeps the same promises as the PostgreSQL adapter (the
+//! repository contract suite in `deckhand_testkit` runs against both), including the ones a
+//! database would enforce with constraints: unique usernames and token hashes, owners that exist.
+//!
+//! It must never know about HTTP, SQL or the app. All state sits behind one `std` mutex, taken
+//! only in synchronous sections so it is never held across an `.await`.
+
+mod health;
+mod identity;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use deckhand_domain::ports::Repositories;
+
+/// Everything stored, one map per table.
+#[derive(Debug, Default)]
+struct State {
+    identity: identity::Tables,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Store(Arc<Mutex<State>>);
+
+impl Store {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Every section under the lock leaves the state consistent before anything that could
+        // panic, so a poisoned lock still guards valid data.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Every repository over one fresh, empty store.
+pub fn repositories() -> Repositories {
+    let store = Store::default();
+    Repositories {
+        users: Arc::new(identity::MemoryUsers(store.clone())),
+        pats: Arc::new(identity::MemoryPats(store)),
+        health: Arc::new(health::MemoryHealth),
+    }
+}

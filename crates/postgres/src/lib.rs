@@ -1,1 +1,34 @@
-//! placeholder
+//! PostgreSQL behind the domain's ports: the diesel schema and row types, one adapter per port
+//! over diesel-async and a deadpool pool, the embedded migrations, and the single mapping from
+//! diesel and pool errors to the domain's error enums (`error.rs`).
+//!
+//! It owns SQL and connections and nothing else: it must never know about HTTP, the app's
+//! settings or the in-memory adapter, and it holds no business rule. The domain decides; this
+//! crate stores what it is given and reports what it finds.
+//!
+//! Each port method is one transaction: a single statement, or an explicit transaction over
+//! private helpers that take `&mut AsyncPgConnection` so they compose.
+
+mod error;
+mod health;
+mod migrations;
+mod pats;
+mod pool;
+mod schema;
+mod users;
+
+use std::sync::Arc;
+
+use deckhand_domain::ports::Repositories;
+
+pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
+pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
+
+/// Every repository over one pool.
+pub fn repositories(pool: Pool) -> Repositories {
+    Repositories {
+        users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
+        pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
+        health: Arc::new(health::PgHealth { pool }),
+    }
+}

@@ -1,0 +1,156 @@
+//! The one place where diesel and pool errors become the domain's errors: constraint violations
+//! become the business variants the ports document, a store that cannot be reached becomes an
+//! error carrying [`StoreUnavailable`], and anything else stays an unexpected `anyhow::Error`.
+
+use deckhand_domain::StoreUnavailable;
+use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::pooled_connection::deadpool::PoolError;
+
+// Constraint names from `migrations/`.
+const USERS_USERNAME_KEY: &str = "users_username_key";
+const PATS_USER_ID_FKEY: &str = "personal_access_tokens_user_id_fkey";
+
+/// `cause` as an error whose chain holds `StoreUnavailable`. The cause is kept as text: a context
+/// type is invisible to `anyhow::Error::chain`, which is how the domain looks for the marker.
+pub(crate) fn unavailable(cause: impl std::fmt::Display) -> anyhow::Error {
+    anyhow::Error::new(StoreUnavailable).context(cause.to_string())
+}
+
+/// A failed checkout. Timeouts, refused or failed connections and a closed pool all mean the
+/// store cannot be reached. (Creating a connection is the only source of `Backend` errors:
+/// deadpool discards a connection that fails its recycling check and tries another.)
+pub(crate) fn pool(error: PoolError) -> anyhow::Error {
+    match error {
+        PoolError::Timeout(_) | PoolError::Backend(_) | PoolError::Closed => unavailable(error),
+        PoolError::NoRuntimeSpecified | PoolError::PostCreateHook(_) => {
+            anyhow::Error::new(error).context("checking out a PostgreSQL connection")
+        }
+    }
+}
+
+/// A failed statement: unavailable when the connection was lost under it, unexpected otherwise.
+pub(crate) fn query(error: DieselError) -> anyhow::Error {
+    match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
+            _,
+        ) => unavailable(error),
+        error => anyhow::Error::new(error),
+    }
+}
+
+pub(crate) fn insert_user(error: DieselError) -> InsertUserError {
+    if violates(
+        &error,
+        DatabaseErrorKind::UniqueViolation,
+        USERS_USERNAME_KEY,
+    ) {
+        InsertUserError::UsernameTaken
+    } else {
+        InsertUserError::Unexpected(query(error).context("inserting a user"))
+    }
+}
+
+pub(crate) fn insert_pat(error: DieselError) -> InsertPatError {
+    if violates(
+        &error,
+        DatabaseErrorKind::ForeignKeyViolation,
+        PATS_USER_ID_FKEY,
+    ) {
+        InsertPatError::UnknownUser
+    } else {
+        InsertPatError::Unexpected(query(error).context("inserting a personal access token"))
+    }
+}
+
+/// By name, so that a violation of another constraint of the same kind (a duplicate primary
+/// key, say) stays unexpected instead of being reported as a business outcome.
+fn violates(error: &DieselError, kind: DatabaseErrorKind, constraint: &str) -> bool {
+    matches!(
+        error,
+        DieselError::DatabaseError(actual, info)
+            if *actual == kind && info.constraint_name() == Some(constraint)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use deckhand_domain::error::is_store_unavailable;
+    use diesel::result::DatabaseErrorInformation;
+
+    use super::*;
+
+    struct Violation(&'static str);
+
+    impl DatabaseErrorInformation for Violation {
+        fn message(&self) -> &str {
+            "violation"
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            None
+        }
+        fn column_name(&self) -> Option<&str> {
+            None
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            Some(self.0)
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    fn db_error(kind: DatabaseErrorKind, constraint: &'static str) -> DieselError {
+        DieselError::DatabaseError(kind, Box::new(Violation(constraint)))
+    }
+
+    #[test]
+    fn a_taken_username_is_a_business_outcome_but_a_duplicate_id_is_not() {
+        let taken = db_error(DatabaseErrorKind::UniqueViolation, USERS_USERNAME_KEY);
+        assert!(matches!(insert_user(taken), InsertUserError::UsernameTaken));
+
+        let duplicate_id = db_error(DatabaseErrorKind::UniqueViolation, "users_pkey");
+        let InsertUserError::Unexpected(error) = insert_user(duplicate_id) else {
+            panic!("a duplicate id is not a taken username");
+        };
+        assert!(!is_store_unavailable(&error));
+    }
+
+    #[test]
+    fn only_the_owner_foreign_key_means_an_unknown_user() {
+        let unknown = db_error(DatabaseErrorKind::ForeignKeyViolation, PATS_USER_ID_FKEY);
+        assert!(matches!(insert_pat(unknown), InsertPatError::UnknownUser));
+
+        let other = db_error(DatabaseErrorKind::UniqueViolation, PATS_USER_ID_FKEY);
+        assert!(matches!(insert_pat(other), InsertPatError::Unexpected(_)));
+    }
+
+    #[test]
+    fn lost_connections_and_pool_failures_carry_store_unavailable() {
+        let lost = DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection,
+            Box::new("connection closed".to_owned()),
+        );
+        assert!(is_store_unavailable(&query(lost)));
+        assert!(is_store_unavailable(&pool(PoolError::Timeout(
+            deadpool::managed::TimeoutType::Wait
+        ))));
+        assert!(is_store_unavailable(&pool(PoolError::Closed)));
+        assert!(!is_store_unavailable(&query(DieselError::NotFound)));
+    }
+
+    #[test]
+    fn unavailability_survives_more_context_and_keeps_its_cause() {
+        let error = pool(PoolError::Closed).context("finding a user by id");
+        assert!(is_store_unavailable(&error));
+        let rendered = format!("{error:#}");
+        assert!(rendered.contains("closed"), "{rendered}");
+    }
+}

@@ -1,0 +1,67 @@
+//! The connection pool: how connections are made, checked and timed out.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use diesel::ConnectionResult;
+use diesel_async::pooled_connection::deadpool::Object;
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+
+use crate::error;
+
+/// A pool of PostgreSQL connections.
+pub type Pool = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnection>;
+
+/// How long a call waits for a free connection, for a new one, or for the liveness check of an
+/// idle one. Short, so that with PostgreSQL down a request fails fast (a 503) instead of hanging.
+pub const POOL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The longest any statement made through the pool may run. No request of a public API should
+/// come near it; it stops a runaway query from holding a connection indefinitely.
+pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// A pool of at most `pool_size` connections to `database_url`, each with
+/// [`STATEMENT_TIMEOUT`] (which overrides a `statement_timeout` given in the URL's `options`).
+///
+/// No connection is made here, so the service can start while PostgreSQL is down and report it
+/// through `StoreHealth`. Every idle connection is checked with a query before it is handed out
+/// (`RecyclingMethod::Verified`), so connections broken by a PostgreSQL restart are replaced
+/// without restarting the service.
+pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Pool> {
+    let mut config = ManagerConfig::default();
+    config.recycling_method = RecyclingMethod::Verified;
+    config.custom_setup = Box::new(establish);
+    let manager =
+        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
+    let pool = Pool::builder(manager)
+        .max_size(pool_size)
+        .runtime(deadpool::Runtime::Tokio1)
+        .wait_timeout(Some(POOL_TIMEOUT))
+        .create_timeout(Some(POOL_TIMEOUT))
+        .recycle_timeout(Some(POOL_TIMEOUT))
+        .build()?;
+    Ok(pool)
+}
+
+type SetupFuture<'a> =
+    Pin<Box<dyn Future<Output = ConnectionResult<AsyncPgConnection>> + Send + 'a>>;
+
+fn establish(database_url: &str) -> SetupFuture<'_> {
+    Box::pin(async move {
+        let mut conn = AsyncPgConnection::establish(database_url).await?;
+        let timeout_ms = STATEMENT_TIMEOUT.as_millis();
+        conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
+            .await
+            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+        Ok(conn)
+    })
+}
+
+/// A connection from `pool`; an error carrying `StoreUnavailable` when none can be had.
+pub(crate) async fn checkout(pool: &Pool) -> anyhow::Result<Object<AsyncPgConnection>> {
+    pool.get().await.map_err(error::pool)
+}

@@ -1,0 +1,3 @@
+//! The repository contract over the in-memory store.
+
+deckhand_testkit::repository_contract_suite!(deckhand_memory::repositories());

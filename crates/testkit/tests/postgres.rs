@@ -1,0 +1,264 @@
+//! What only the PostgreSQL adapter has: a server that can go away, connections it can drop,
+//! migrations and constraints.
+
+// Tests may unwrap: a failure is a failed test, and the workspace lint is for service code.
+#![allow(clippy::unwrap_used)]
+
+use std::time::{Duration, Instant};
+
+use deckhand_domain::error::is_store_unavailable;
+use deckhand_domain::identity::UserId;
+use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
+use deckhand_domain::ports::Repositories;
+use deckhand_postgres::{MIGRATIONS, pending_migrations, run_migrations};
+use deckhand_testkit::db::{TestDb, database_url};
+use deckhand_testkit::fixtures::{pat_for, user};
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{BigInt, Text};
+use diesel::{QueryableByName, RunQueryDsl as _};
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_migrations::MigrationHarness;
+use uuid::Uuid;
+
+/// Every repository call of a store that cannot be reached, each failing with StoreUnavailable.
+async fn assert_every_call_is_unavailable(repos: &Repositories) {
+    let error = repos.health.ping().await.unwrap_err();
+    assert!(is_store_unavailable(&error), "{error:?}");
+
+    let error = repos
+        .users
+        .find_by_id(UserId(Uuid::now_v7()))
+        .await
+        .unwrap_err();
+    assert!(is_store_unavailable(&error), "{error:?}");
+
+    let alice = user("alice");
+    match repos.users.insert(&alice).await {
+        Err(InsertUserError::Unexpected(error)) => {
+            assert!(is_store_unavailable(&error), "{error:?}")
+        }
+        other => panic!("expected an unavailable store, got {other:?}"),
+    }
+    match repos.pats.insert(&pat_for(&alice)).await {
+        Err(InsertPatError::Unexpected(error)) => {
+            assert!(is_store_unavailable(&error), "{error:?}")
+        }
+        other => panic!("expected an unavailable store, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_reported_unavailable_at_once() {
+    // A socket directory with no server in it: what a stopped local PostgreSQL looks like.
+    let nowhere = std::env::temp_dir().join(format!("deckhand-nowhere-{}", Uuid::new_v4()));
+    let url = format!(
+        "postgresql://postgres@/postgres?host={}",
+        nowhere.display().to_string().replace('/', "%2F")
+    );
+    let repos = deckhand_postgres::repositories(deckhand_postgres::connect(&url, 2).await.unwrap());
+
+    let started = Instant::now();
+    assert_every_call_is_unavailable(&repos).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_as_unavailable() {
+    // Accepts connections (the kernel does, into the backlog) and never speaks: a hung server
+    // or a black-holed network. Calls must give up after the pool's timeout, not hang.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "postgresql://postgres@{}/postgres",
+        silent.local_addr().unwrap()
+    );
+    let repos = deckhand_postgres::repositories(deckhand_postgres::connect(&url, 1).await.unwrap());
+
+    let started = Instant::now();
+    let error = repos.health.ping().await.unwrap_err();
+    let elapsed = started.elapsed();
+    assert!(is_store_unavailable(&error), "{error:?}");
+    assert!(elapsed >= deckhand_postgres::POOL_TIMEOUT, "{elapsed:?}");
+    assert!(elapsed < deckhand_postgres::POOL_TIMEOUT * 2, "{elapsed:?}");
+}
+
+#[derive(QueryableByName)]
+struct Terminated {
+    #[diesel(sql_type = BigInt)]
+    count: i64,
+}
+
+#[tokio::test]
+async fn the_pool_recovers_when_the_server_drops_its_connections() {
+    let db = TestDb::new().await;
+    let repos = db.repositories();
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+
+    // What a PostgreSQL restart does to the pool's idle connections. The timeout makes
+    // pg_terminate_backend wait until they are gone.
+    let mut admin = AsyncPgConnection::establish(database_url()).await.unwrap();
+    let terminated: Terminated = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT count(pg_terminate_backend(pid, 5000)) AS count FROM pg_stat_activity \
+             WHERE application_name = $1 AND pid <> pg_backend_pid()",
+        )
+        .bind::<Text, _>(db.schema()),
+        &mut admin,
+    )
+    .await
+    .unwrap();
+    assert!(terminated.count >= 1);
+
+    assert_eq!(repos.users.find_by_id(alice.id).await.unwrap(), Some(alice));
+    repos.health.ping().await.unwrap();
+}
+
+/// A synchronous connection, as diesel's migration harness needs; for `spawn_blocking`.
+fn blocking_connection(url: &str) -> AsyncConnectionWrapper<AsyncPgConnection> {
+    diesel::Connection::establish(url).unwrap()
+}
+
+#[derive(QueryableByName)]
+struct Setting {
+    #[diesel(sql_type = Text)]
+    value: String,
+}
+
+#[tokio::test]
+async fn pooled_connections_have_a_statement_timeout() {
+    let db = TestDb::new().await;
+    let mut conn = db.pool().get().await.unwrap();
+    let setting: Setting = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query("SELECT current_setting('statement_timeout') AS value"),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    let expected = format!("{}s", deckhand_postgres::STATEMENT_TIMEOUT.as_secs());
+    assert_eq!(setting.value, expected);
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_and_reversible() {
+    let db = TestDb::new().await;
+    run_migrations(db.url()).await.unwrap();
+    assert_eq!(
+        pending_migrations(db.url()).await.unwrap(),
+        Vec::<String>::new()
+    );
+
+    let url = db.url().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = blocking_connection(&url);
+        conn.revert_all_migrations(MIGRATIONS).unwrap();
+    })
+    .await
+    .unwrap();
+    assert!(!pending_migrations(db.url()).await.unwrap().is_empty());
+
+    run_migrations(db.url()).await.unwrap();
+    assert_eq!(
+        pending_migrations(db.url()).await.unwrap(),
+        Vec::<String>::new()
+    );
+    let repos = db.repositories();
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    assert_eq!(repos.users.find_by_id(alice.id).await.unwrap(), Some(alice));
+}
+
+#[tokio::test]
+async fn constraints_refuse_rows_the_domain_would_never_write() {
+    let db = TestDb::new().await;
+    let url = db.url().to_owned();
+    let refused = tokio::task::spawn_blocking(move || {
+        let mut conn = blocking_connection(&url);
+        let mut insert = |sql: &str| diesel::sql_query(sql).execute(&mut conn).unwrap_err();
+        [
+            insert(
+                "INSERT INTO users VALUES (gen_random_uuid(), 'Alice', true, false, NULL, now())",
+            ),
+            insert("INSERT INTO users VALUES (gen_random_uuid(), 'al', true, false, NULL, now())"),
+            insert(
+                "WITH owner AS (INSERT INTO users VALUES \
+                 (gen_random_uuid(), 'bob', true, false, NULL, now()) RETURNING id) \
+                 INSERT INTO personal_access_tokens (id, user_id, token_hash, scopes, created_at) \
+                 SELECT gen_random_uuid(), id, '\\x00'::bytea, '{}', now() FROM owner",
+            ),
+            insert(
+                "WITH owner AS (INSERT INTO users VALUES \
+                 (gen_random_uuid(), 'carol', true, false, NULL, now()) RETURNING id) \
+                 INSERT INTO personal_access_tokens (id, user_id, token_hash, scopes, created_at) \
+                 SELECT gen_random_uuid(), id, sha256('x'), '{decks:read,NULL}', now() FROM owner",
+            ),
+        ]
+    })
+    .await
+    .unwrap();
+    for error in refused {
+        assert!(
+            matches!(
+                error,
+                DieselError::DatabaseError(DatabaseErrorKind::CheckViolation, _)
+            ),
+            "{error:?}"
+        );
+    }
+}
+
+#[derive(QueryableByName)]
+struct Exists {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    exists: bool,
+}
+
+async fn schema_exists(schema: &str) -> bool {
+    let mut conn = AsyncPgConnection::establish(database_url()).await.unwrap();
+    let found: Exists = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT EXISTS (SELECT FROM information_schema.schemata WHERE schema_name = $1) AS exists",
+        )
+        .bind::<Text, _>(schema),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    found.exists
+}
+
+#[tokio::test]
+async fn each_test_db_is_isolated_and_dropped_with_its_schema() {
+    let (one, two) = (TestDb::new().await, TestDb::new().await);
+    assert_ne!(one.schema(), two.schema());
+    // The same username in both: neither sees the other's rows.
+    one.repositories()
+        .users
+        .insert(&user("alice"))
+        .await
+        .unwrap();
+    two.repositories()
+        .users
+        .insert(&user("alice"))
+        .await
+        .unwrap();
+
+    let status = one.repositories().health.pool_status().unwrap();
+    assert_eq!(status.max_size, 4);
+    assert!(status.size >= 1);
+
+    let schema = one.schema().to_owned();
+    assert!(schema_exists(&schema).await);
+    drop(one);
+    assert!(!schema_exists(&schema).await);
+
+    // Plain SQL on the schema's URL lands in the schema too.
+    let mut conn = AsyncPgConnection::establish(two.url()).await.unwrap();
+    conn.batch_execute("SELECT username FROM users")
+        .await
+        .unwrap();
+}
