@@ -1,1 +1,325 @@
-fn main() {}
+//! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
+//! It builds fast on purpose: no dependency beyond anyhow, clap and serde_json.
+
+mod pg;
+mod tidy;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::{Duration, Instant};
+use std::{env, fs};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    bin_name = "cargo xtask",
+    about = "Deckhand project tasks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Everything CI checks, in order: fmt, clippy, tidy, test.
+    Ci,
+    /// The workspace tests: `cargo test --workspace --locked` plus these arguments (a `-p` here
+    /// replaces `--workspace`).
+    Test {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// `cargo fmt --check` and clippy with warnings denied.
+    Lint,
+    /// Architecture rules from `cargo metadata` and source hygiene.
+    Tidy,
+    /// The throwaway PostgreSQL cluster the test harness uses (target/testkit-pg).
+    Db {
+        #[command(subcommand)]
+        action: DbAction,
+    },
+    /// `cargo bench --workspace`.
+    Bench,
+    /// Regenerate docs/openapi.json from the binary.
+    Openapi,
+}
+
+#[derive(Subcommand)]
+enum DbAction {
+    /// Create the cluster if needed, start it and print its DATABASE_URL.
+    Start,
+    /// Stop it if it runs.
+    Stop,
+    /// Say whether it exists and runs.
+    Status,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().task) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(task: Task) -> Result<()> {
+    let root = workspace_root();
+    match task {
+        Task::Ci => with_cluster_stopped(&root, || {
+            run_steps(&[
+                ("fmt", &|| fmt(&root)),
+                ("clippy", &|| clippy(&root)),
+                ("tidy", &|| tidy::run(&root)),
+                ("test", &|| test(&root, &[])),
+            ])
+        }),
+        Task::Test { args } => with_cluster_stopped(&root, || test(&root, &args)),
+        Task::Lint => run_steps(&[("fmt", &|| fmt(&root)), ("clippy", &|| clippy(&root))]),
+        Task::Tidy => tidy::run(&root),
+        Task::Db { action } => {
+            let target = target_dir(&root);
+            match action {
+                DbAction::Start => pg::Cluster::in_target(&target).start(),
+                DbAction::Stop => pg::stop_all(&target),
+                DbAction::Status => pg::status_all(&target),
+            }
+        }
+        Task::Bench => cargo(&root, &["bench", "--workspace"]),
+        Task::Openapi => openapi(&root),
+    }
+}
+
+fn fmt(root: &Path) -> Result<()> {
+    cargo(root, &["fmt", "--all", "--", "--check"])
+        .context("code is not formatted: run `cargo fmt --all`")
+}
+
+fn clippy(root: &Path) -> Result<()> {
+    let args = [
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ];
+    cargo(root, &args)
+}
+
+// stdout stays inherited so CI sees libtest's "test result:" lines.
+fn test(root: &Path, extra: &[OsString]) -> Result<()> {
+    run_command(cargo_command(root).args(test_args(extra)))
+}
+
+fn test_args(extra: &[OsString]) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["test".into()];
+    // cargo ignores `-p` next to `--workspace`, so a package chosen by hand must drop it.
+    let picks_package = extra
+        .iter()
+        .take_while(|arg| *arg != "--")
+        .map(|arg| arg.to_string_lossy())
+        .any(|arg| arg.starts_with("-p") || arg.starts_with("--package"));
+    if !picks_package {
+        args.push("--workspace".into());
+    }
+    args.push("--locked".into());
+    args.extend_from_slice(extra);
+    args
+}
+
+fn openapi(root: &Path) -> Result<()> {
+    let mut cmd = cargo_command(root);
+    cmd.args(["run", "-q", "-p", "deckhand", "--", "openapi"]);
+    println!("$ {}", display(&cmd));
+    let output = cmd
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("could not start cargo")?;
+    if !output.status.success() {
+        bail!(
+            "`cargo run -p deckhand -- openapi` failed ({}); docs/openapi.json is unchanged. \
+             Does the deckhand binary have an `openapi` subcommand yet, and does it build?",
+            output.status
+        );
+    }
+    // Refuse to overwrite the committed spec with something that is not JSON (a log line, say).
+    serde_json::from_slice::<serde_json::Value>(&output.stdout).context(
+        "`deckhand openapi` printed something that is not JSON; docs/openapi.json is unchanged",
+    )?;
+    let path = root.join("docs/openapi.json");
+    fs::write(&path, &output.stdout).with_context(|| format!("writing {}", path.display()))?;
+    println!("wrote {} ({} bytes)", path.display(), output.stdout.len());
+    Ok(())
+}
+
+/// Runs `body`, then stops the test harness's cluster whatever happened, so a run leaves no
+/// server behind. A failed stop is only reported: it says nothing about the code under test.
+fn with_cluster_stopped(root: &Path, body: impl FnOnce() -> Result<()>) -> Result<()> {
+    let result = body();
+    if let Err(err) = pg::stop_all(&target_dir(root)) {
+        eprintln!("warning: could not stop the test cluster: {err:#}");
+    }
+    result
+}
+
+type Step<'a> = (&'a str, &'a dyn Fn() -> Result<()>);
+
+fn run_steps(steps: &[Step<'_>]) -> Result<()> {
+    let mut done: Vec<(&str, Duration, bool)> = Vec::new();
+    let mut failure = None;
+    for (name, step) in steps {
+        println!("==> {name}");
+        let started = Instant::now();
+        let result = step();
+        let elapsed = started.elapsed();
+        println!(
+            "<== {name} {} in {}",
+            if result.is_ok() { "ok" } else { "FAILED" },
+            secs(elapsed)
+        );
+        done.push((name, elapsed, result.is_ok()));
+        if let Err(err) = result {
+            failure = Some(err.context(format!("step `{name}` failed")));
+            break;
+        }
+    }
+    println!("\nsummary:");
+    for (name, elapsed, ok) in &done {
+        println!(
+            "  {name:<8} {:<7} {:>8}",
+            if *ok { "ok" } else { "FAILED" },
+            secs(*elapsed)
+        );
+    }
+    for (name, _) in &steps[done.len()..] {
+        println!("  {name:<8} skipped");
+    }
+    failure.map_or(Ok(()), Err)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+fn workspace_root() -> PathBuf {
+    let xtask_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    xtask_dir.parent().unwrap_or(xtask_dir).to_path_buf()
+}
+
+/// Asks cargo rather than assuming `target/`, so CARGO_TARGET_DIR and `build.target-dir` count.
+fn target_dir(root: &Path) -> PathBuf {
+    let fallback = root.join("target");
+    let Ok(output) = cargo_command(root)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+    else {
+        return fallback;
+    };
+    serde_json::from_slice::<serde_json::Value>(&output.stdout)
+        .ok()
+        .and_then(|meta| meta["target_directory"].as_str().map(PathBuf::from))
+        .unwrap_or(fallback)
+}
+
+/// The cargo that runs us (CARGO), so every step uses the same toolchain.
+fn cargo_command(root: &Path) -> Command {
+    let mut cmd = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root);
+    cmd
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    run_command(cargo_command(root).args(args))
+}
+
+fn run_command(cmd: &mut Command) -> Result<()> {
+    println!("$ {}", display(cmd));
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start `{}`", display(cmd)))?;
+    if !status.success() {
+        bail!("`{}` failed ({status})", display(cmd));
+    }
+    Ok(())
+}
+
+/// Like `run_command`, but shows the command's output only when it fails.
+fn run_quietly(cmd: &mut Command) -> Result<()> {
+    println!("$ {}", display(cmd));
+    let output = cmd
+        .output()
+        .with_context(|| format!("could not start `{}`", display(cmd)))?;
+    if !output.status.success() {
+        bail!(
+            "`{}` failed ({}):\n{}{}",
+            display(cmd),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+fn display(cmd: &Command) -> String {
+    // Show `cargo`, not the toolchain's absolute path from CARGO.
+    let program = if Some(cmd.get_program()) == env::var_os("CARGO").as_deref() {
+        "cargo".as_ref()
+    } else {
+        cmd.get_program()
+    };
+    std::iter::once(program)
+        .chain(cmd.get_args())
+        .map(|arg| arg.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn test_passes_trailing_arguments_through() -> Result<()> {
+        let cli = Cli::try_parse_from(["xtask", "test", "--", "-p", "deckhand_domain"])?;
+        let Task::Test { args } = cli.task else {
+            panic!("parsed as another task")
+        };
+        assert_eq!(args, ["-p", "deckhand_domain"]);
+        Ok(())
+    }
+
+    #[test]
+    fn test_covers_the_workspace_unless_a_package_is_picked() {
+        let args =
+            |extra: &[&str]| test_args(&extra.iter().map(OsString::from).collect::<Vec<_>>());
+        assert_eq!(args(&[]), ["test", "--workspace", "--locked"]);
+        assert_eq!(
+            args(&["--", "-p"]),
+            ["test", "--workspace", "--locked", "--", "-p"]
+        );
+        assert_eq!(
+            args(&["--package=xtask"]),
+            ["test", "--locked", "--package=xtask"]
+        );
+        assert_eq!(
+            args(&["-p", "xtask", "tidy"]),
+            ["test", "--locked", "-p", "xtask", "tidy"]
+        );
+    }
+}

@@ -1,0 +1,251 @@
+//! The throwaway PostgreSQL cluster that the test harness (crates/testkit/src/db/cluster.rs)
+//! starts on demand; here it can be started by hand, inspected, and stopped after a run. xtask
+//! cannot call the harness, because it must work while the workspace does not compile, so the
+//! layout, the lock and the server options below follow it: keep the two in step.
+//!
+//! PostgreSQL refuses to run as root and CI runs as root, so then every server binary runs as the
+//! `postgres` user in directories that user owns.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, iter};
+
+use anyhow::{Context, Result, bail};
+
+use crate::{display, run_command, run_quietly};
+
+pub struct Cluster {
+    dir: PathBuf,
+}
+
+/// Every place the harness may have put a cluster: `<target>/testkit-pg`, or, when root could not
+/// hand that to the postgres user, `<temp dir>/deckhand-testkit-pg`.
+fn clusters(target: &Path) -> Vec<Cluster> {
+    let fallback = is_root().then(|| Cluster {
+        dir: env::temp_dir().join("deckhand-testkit-pg"),
+    });
+    iter::once(Cluster::in_target(target))
+        .chain(fallback)
+        .collect()
+}
+
+/// Stops every cluster that runs; a no-op when none does.
+pub fn stop_all(target: &Path) -> Result<()> {
+    let mut stopped = false;
+    for cluster in clusters(target) {
+        stopped |= cluster.stop()?;
+    }
+    if !stopped {
+        println!("no test cluster running");
+    }
+    Ok(())
+}
+
+pub fn status_all(target: &Path) -> Result<()> {
+    let existing: Vec<Cluster> = clusters(target)
+        .into_iter()
+        .filter(Cluster::exists)
+        .collect();
+    if existing.is_empty() {
+        println!(
+            "no cluster in {}: the tests make one on demand (unless DATABASE_URL is set), or run \
+             `cargo xtask db start`",
+            target.join("testkit-pg").display()
+        );
+    }
+    for cluster in existing {
+        let running = cluster.is_running()?;
+        let state = if running { "running" } else { "stopped" };
+        println!("the cluster in {} is {state}", cluster.dir.display());
+        if running {
+            println!("{}", cluster.url());
+        }
+    }
+    Ok(())
+}
+
+impl Cluster {
+    pub fn in_target(target: &Path) -> Self {
+        Self {
+            dir: target.join("testkit-pg"),
+        }
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("socket")
+    }
+
+    fn exists(&self) -> bool {
+        self.data().join("PG_VERSION").is_file()
+    }
+
+    fn url(&self) -> String {
+        format!(
+            "DATABASE_URL=postgresql:///postgres?host={}&user=postgres",
+            self.socket().display()
+        )
+    }
+
+    /// The harness's lock, so that a test run never sees a half-made or half-stopped cluster.
+    fn lock(&self) -> Result<File> {
+        let path = self.dir.join("lock");
+        let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        file.lock()
+            .with_context(|| format!("locking {}", path.display()))?;
+        Ok(file)
+    }
+
+    pub fn start(&self) -> Result<()> {
+        let socket = self.socket();
+        fs::create_dir_all(&socket).with_context(|| format!("creating {}", socket.display()))?;
+        if is_root() {
+            run_command(
+                Command::new("chown")
+                    .arg("postgres:")
+                    .arg(&self.dir)
+                    .arg(&socket),
+            )?;
+        }
+        let _lock = self.lock()?;
+        if !self.exists() {
+            // Made aside and renamed into place, so an interrupted initdb leaves no half-made
+            // cluster for the harness to trip over.
+            let staging = self.dir.join("data.initdb");
+            if staging.exists() {
+                fs::remove_dir_all(&staging)
+                    .with_context(|| format!("removing {}", staging.display()))?;
+            }
+            let options = [
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--locale=C",
+                "--no-sync",
+            ];
+            // Quiet unless it fails: its closing advice names the staging directory.
+            run_quietly(pg_command("initdb")?.arg("-D").arg(&staging).args(options))?;
+            fs::rename(&staging, self.data()).context("moving the new cluster into place")?;
+        }
+        if self.is_running()? {
+            println!("the cluster in {} is already running", self.dir.display());
+        } else {
+            let Some(socket) = socket.to_str().filter(|path| !path.contains('\'')) else {
+                bail!("{} cannot be quoted for pg_ctl", socket.display());
+            };
+            // The harness's options: a test run reuses a running server as it finds it.
+            let options = format!(
+                "-k '{socket}' -c listen_addresses='' -F -c synchronous_commit=off \
+                 -c full_page_writes=off -c max_connections=300"
+            );
+            run_command(
+                pg_command("pg_ctl")?
+                    .args(["start", "-w", "-t", "60", "-D"])
+                    .arg(self.data())
+                    .arg("-l")
+                    .arg(self.dir.join("postgres.log"))
+                    .args(["-o", &options]),
+            )?;
+        }
+        println!("{}", self.url());
+        Ok(())
+    }
+
+    /// Stops the server when one left its pid file and still runs; says whether it did.
+    pub fn stop(&self) -> Result<bool> {
+        if !self.data().join("postmaster.pid").exists() {
+            return Ok(false);
+        }
+        let _lock = self.lock()?;
+        if !self.is_running()? {
+            return Ok(false);
+        }
+        run_command(
+            pg_command("pg_ctl")?
+                .args(["stop", "-w", "-m", "fast", "-D"])
+                .arg(self.data()),
+        )?;
+        Ok(true)
+    }
+
+    // `pg_ctl status` rather than the pid file, which a crashed server leaves behind.
+    fn is_running(&self) -> Result<bool> {
+        let mut cmd = pg_command("pg_ctl")?;
+        cmd.args(["status", "-D"]).arg(self.data());
+        let output = cmd
+            .output()
+            .with_context(|| format!("could not start `{}`", display(&cmd)))?;
+        Ok(output.status.success())
+    }
+}
+
+fn pg_command(name: &str) -> Result<Command> {
+    let bin = find_bin(name)?;
+    Ok(if is_root() {
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"]).arg(bin);
+        cmd
+    } else {
+        Command::new(bin)
+    })
+}
+
+/// Debian and Ubuntu keep the server binaries off PATH, in /usr/lib/postgresql/<version>/bin.
+/// The path is absolute either way because `runuser` may reset PATH.
+fn find_bin(name: &str) -> Result<PathBuf> {
+    let on_path = env::var_os("PATH")
+        .map(|path| {
+            env::split_paths(&path)
+                .map(|dir| dir.join(name))
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .find(|bin| bin.is_file());
+    on_path.or_else(|| newest_in(Path::new("/usr/lib/postgresql"), name)).with_context(|| {
+        format!("`{name}` is neither on PATH nor in /usr/lib/postgresql/*/bin: install the PostgreSQL server binaries")
+    })
+}
+
+fn newest_in(base: &Path, name: &str) -> Option<PathBuf> {
+    fs::read_dir(base)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let version = version_key(&entry.file_name().to_string_lossy())?;
+            let bin = entry.path().join("bin").join(name);
+            // A newer client-only install has psql there but no server binaries.
+            bin.is_file().then_some((version, bin))
+        })
+        .max()
+        .map(|(_, bin)| bin)
+}
+
+/// "15" and "9.6" as comparable numbers, so 15 sorts above 9.6.
+fn version_key(dir_name: &str) -> Option<Vec<u32>> {
+    dir_name.split('.').map(|part| part.parse().ok()).collect()
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|output| output.status.success() && output.stdout.trim_ascii() == b"0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_compare_as_numbers() {
+        assert!(version_key("15") > version_key("9.6"));
+        assert!(version_key("16") > version_key("15"));
+        assert_eq!(version_key("main"), None);
+    }
+}

@@ -1,0 +1,459 @@
+//! The architecture rules of the workspace, checked from `cargo metadata` the way rust-analyzer's
+//! tidy does, plus a little source hygiene. The checks are pure functions over parsed metadata and
+//! file text so that each rule can be shown to fire on a small synthetic workspace.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::{fs, io};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+const DOMAIN: &str = "deckhand_domain";
+const AUTH: &str = "deckhand_auth";
+const ADAPTERS: [&str; 3] = ["deckhand_postgres", "deckhand_memory", "deckhand_http"];
+const FRAMEWORKS: [&str; 8] = [
+    "actix-web",
+    "actix-http",
+    "actix-rt",
+    "diesel",
+    "diesel-async",
+    "tokio",
+    "deadpool",
+    "tokio-postgres",
+];
+
+// Spelled in pieces so that this file does not trip its own check.
+const BANNED_TEXT: [(&str, &str); 5] = [
+    (concat!("dbg", "!("), "debug output"),
+    (concat!("todo", "!("), "unfinished code"),
+    (concat!("unimplemented", "!("), "unfinished code"),
+    (concat!("#[", "ignore]"), "a skipped test"),
+    (concat!("#[", "ignore ="), "a skipped test"),
+];
+
+/// Runs every check on the workspace at `root` and fails listing all problems found.
+pub fn run(root: &Path) -> Result<()> {
+    let output = crate::cargo_command(root)
+        .args(["metadata", "--format-version", "1"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("could not start `cargo metadata`")?;
+    if !output.status.success() {
+        bail!("`cargo metadata` failed ({})", output.status);
+    }
+    let metadata: Value =
+        serde_json::from_slice(&output.stdout).context("`cargo metadata` printed invalid JSON")?;
+    let mut problems = check_architecture(&Graph::from_metadata(&metadata)?);
+
+    let files = rust_files(root)?;
+    for file in &files {
+        match fs::read_to_string(root.join(file)) {
+            Ok(text) => problems.extend(check_source(file, &text)),
+            // Deleted in the working tree but still in the index.
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+            Err(err) => return Err(err).with_context(|| format!("reading {file}")),
+        }
+    }
+
+    if !problems.is_empty() {
+        bail!(
+            "tidy found {} problem(s):\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        );
+    }
+    println!(
+        "tidy: dependency rules hold; {} Rust files are clean",
+        files.len()
+    );
+    Ok(())
+}
+
+/// Tracked files plus new ones not yet added (but not ignored ones), so a check that would fail
+/// once the lead commits fails now.
+fn rust_files(root: &Path) -> Result<Vec<String>> {
+    let output = std::process::Command::new("git")
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            "*.rs",
+        ])
+        .current_dir(root)
+        .output()
+        .context("tidy lists source files with git, which could not be started")?;
+    if !output.status.success() {
+        bail!(
+            "`git ls-files` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    let mut files: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .split('\0')
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect();
+    // A file both in the index and modified is listed once per source.
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+/// The normal (linked) dependency graph from `cargo metadata`. Dev and build dependencies are
+/// left out: they never end up in the crate's code.
+pub struct Graph {
+    names: HashMap<String, String>,
+    deps: HashMap<String, Vec<String>>,
+    members: Vec<String>,
+}
+
+impl Graph {
+    pub fn from_metadata(metadata: &Value) -> Result<Self> {
+        let mut names = HashMap::new();
+        for package in array(metadata, "packages")? {
+            names.insert(
+                string(package, "id")?.to_owned(),
+                string(package, "name")?.to_owned(),
+            );
+        }
+        let members = array(metadata, "workspace_members")?
+            .iter()
+            .map(|id| {
+                id.as_str()
+                    .map(str::to_owned)
+                    .context("a workspace member id is not a string")
+            })
+            .collect::<Result<_>>()?;
+        let resolve = metadata
+            .get("resolve")
+            .filter(|resolve| !resolve.is_null())
+            .context("metadata has no dependency graph (was it made with --no-deps?)")?;
+
+        let mut deps = HashMap::new();
+        for node in array(resolve, "nodes")? {
+            let mut normal = Vec::new();
+            for dep in array(node, "deps")? {
+                // `kind` is null for a normal dependency, "dev" or "build" otherwise.
+                if array(dep, "dep_kinds")?
+                    .iter()
+                    .any(|kind| kind["kind"].is_null())
+                {
+                    normal.push(string(dep, "pkg")?.to_owned());
+                }
+            }
+            // Sorted so that the reported path is the same from run to run.
+            normal.sort_by(|a, b| names.get(a).cmp(&names.get(b)).then(a.cmp(b)));
+            deps.insert(string(node, "id")?.to_owned(), normal);
+        }
+        Ok(Self {
+            names,
+            deps,
+            members,
+        })
+    }
+
+    fn name<'a>(&'a self, id: &'a str) -> &'a str {
+        self.names.get(id).map_or(id, String::as_str)
+    }
+
+    fn member(&self, name: &str) -> Option<&str> {
+        self.members
+            .iter()
+            .map(String::as_str)
+            .find(|id| self.name(id) == name)
+    }
+
+    /// The shortest path from `root` to each package `forbidden` accepts, as `a -> b -> c`. It does
+    /// not search past a forbidden package: the first offender on a path is the one to remove.
+    fn paths_to(&self, root: &str, forbidden: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut parent: HashMap<&str, &str> = HashMap::new();
+        let mut queue = VecDeque::from([root]);
+        let mut found = Vec::new();
+        while let Some(id) = queue.pop_front() {
+            for dep in self.deps.get(id).into_iter().flatten() {
+                if dep == root || parent.contains_key(dep.as_str()) {
+                    continue;
+                }
+                parent.insert(dep, id);
+                if forbidden(dep) {
+                    let mut path = vec![self.name(dep)];
+                    let mut at = dep.as_str();
+                    while let Some(&up) = parent.get(at) {
+                        path.push(self.name(up));
+                        at = up;
+                    }
+                    path.reverse();
+                    found.push(path.join(" -> "));
+                } else {
+                    queue.push_back(dep);
+                }
+            }
+        }
+        found
+    }
+}
+
+/// Every broken dependency rule, each as "rule: offending path".
+pub fn check_architecture(graph: &Graph) -> Vec<String> {
+    let mut problems: Vec<String> = [DOMAIN, AUTH]
+        .into_iter()
+        .chain(ADAPTERS)
+        .filter(|name| graph.member(name).is_none())
+        .map(|name| {
+            format!("{name} is not a workspace member: if it was renamed, update xtask/src/tidy.rs")
+        })
+        .collect();
+
+    if let Some(domain) = graph.member(DOMAIN) {
+        for path in graph.paths_to(domain, |id| FRAMEWORKS.contains(&graph.name(id))) {
+            problems.push(format!(
+                "the domain depends on no framework (actix, diesel, tokio, deadpool): {path}"
+            ));
+        }
+    }
+    for adapter in ADAPTERS.into_iter().filter_map(|name| graph.member(name)) {
+        for path in graph.paths_to(adapter, |id| ADAPTERS.contains(&graph.name(id))) {
+            problems.push(format!("adapters never depend on each other: {path}"));
+        }
+    }
+    if let Some(auth) = graph.member(AUTH) {
+        for path in graph.paths_to(auth, |id| graph.members.iter().any(|member| member == id)) {
+            problems.push(format!("{AUTH} depends on no workspace crate: {path}"));
+        }
+    }
+    problems
+}
+
+/// Leftovers that must not be committed, as `path:line: ...`.
+pub fn check_source(path: &str, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for (pattern, what) in BANNED_TEXT {
+            if line.contains(pattern) {
+                problems.push(format!("{path}:{}: `{pattern}` is {what}", index + 1));
+            }
+        }
+    }
+    problems
+}
+
+fn array<'a>(value: &'a Value, key: &str) -> Result<&'a Vec<Value>> {
+    value[key]
+        .as_array()
+        .with_context(|| format!("metadata: `{key}` is not an array"))
+}
+
+fn string<'a>(value: &'a Value, key: &str) -> Result<&'a str> {
+    value[key]
+        .as_str()
+        .with_context(|| format!("metadata: `{key}` is not a string"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const APP: &str = "deckhand";
+
+    #[test]
+    fn the_real_workspace_is_tidy() {
+        if let Err(err) = run(&crate::workspace_root()) {
+            panic!("{err:#}");
+        }
+    }
+
+    /// Metadata in the shape of `cargo metadata`: the workspace's crates wired as documented, plus
+    /// `extra` edges as (from, to, kind) where kind is None for a normal dependency.
+    fn metadata_with(members: &[&str], extra: &[(&str, &str, Option<&str>)]) -> Value {
+        let mut edges = vec![
+            (DOMAIN, AUTH, None),
+            (DOMAIN, "uuid", None),
+            (DOMAIN, DOMAIN, Some("dev")),
+            (AUTH, "ring", None),
+            ("deckhand_postgres", DOMAIN, None),
+            ("deckhand_postgres", "diesel-async", None),
+            ("diesel-async", "tokio", None),
+            ("deckhand_memory", DOMAIN, None),
+            ("deckhand_http", DOMAIN, None),
+            ("deckhand_http", "actix-web", None),
+            ("deckhand_http", "deckhand_memory", Some("dev")),
+        ];
+        edges.extend(ADAPTERS.map(|adapter| (APP, adapter, None)));
+        edges.extend_from_slice(extra);
+        edges.retain(|(from, to, _)| {
+            let dropped = |name: &&str| name.starts_with("deckhand") && !members.contains(name);
+            !dropped(from) && !dropped(to)
+        });
+
+        let id = |name: &str| format!("registry+https://example.invalid#{name}@1.0.0");
+        let mut names: Vec<&str> = members.to_vec();
+        names.extend(edges.iter().flat_map(|(from, to, _)| [*from, *to]));
+        names.sort();
+        names.dedup();
+        let nodes: Vec<Value> = names
+            .iter()
+            .map(|name| {
+                let deps: Vec<Value> = edges
+                    .iter()
+                    .filter(|(from, _, _)| from == name)
+                    .map(|(_, to, kind)| {
+                        json!({"name": to.replace('-', "_"), "pkg": id(to), "dep_kinds": [{"kind": kind, "target": null}]})
+                    })
+                    .collect();
+                json!({"id": id(name), "deps": deps})
+            })
+            .collect();
+        json!({
+            "packages": names.iter().map(|name| json!({"id": id(name), "name": name})).collect::<Vec<_>>(),
+            "workspace_members": members.iter().map(|name| id(name)).collect::<Vec<_>>(),
+            "resolve": {"nodes": nodes},
+        })
+    }
+
+    fn problems_with(extra: &[(&str, &str, Option<&str>)]) -> Vec<String> {
+        let members = [
+            DOMAIN,
+            AUTH,
+            "deckhand_postgres",
+            "deckhand_memory",
+            "deckhand_http",
+            APP,
+        ];
+        match Graph::from_metadata(&metadata_with(&members, extra)) {
+            Ok(graph) => check_architecture(&graph),
+            Err(err) => panic!("synthetic metadata does not parse: {err:#}"),
+        }
+    }
+
+    #[test]
+    fn the_documented_layout_passes() {
+        assert_eq!(problems_with(&[]), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_framework_reached_by_the_domain_is_reported_with_its_path() {
+        assert_eq!(
+            problems_with(&[(DOMAIN, "helper", None), ("helper", "tokio", None)]),
+            [
+                "the domain depends on no framework (actix, diesel, tokio, deadpool): deckhand_domain -> helper -> tokio"
+            ]
+        );
+        assert_eq!(
+            problems_with(&[(DOMAIN, "actix-web", None)]),
+            [
+                "the domain depends on no framework (actix, diesel, tokio, deadpool): deckhand_domain -> actix-web"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_domain_reaching_a_framework_through_an_adapter_names_the_first_offender() {
+        let problems = problems_with(&[(DOMAIN, "deckhand_postgres", None)]);
+        assert!(
+            problems.contains(
+                &"the domain depends on no framework (actix, diesel, tokio, deadpool): deckhand_domain -> deckhand_postgres -> diesel-async"
+                    .to_owned()
+            ),
+            "{problems:#?}"
+        );
+    }
+
+    #[test]
+    fn the_domain_may_use_a_framework_in_tests_and_build_scripts() {
+        assert_eq!(
+            problems_with(&[
+                (DOMAIN, "tokio", Some("dev")),
+                (DOMAIN, "diesel", Some("build"))
+            ]),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn an_adapter_depending_on_another_is_reported() {
+        assert_eq!(
+            problems_with(&[("deckhand_postgres", "deckhand_memory", None)]),
+            ["adapters never depend on each other: deckhand_postgres -> deckhand_memory"]
+        );
+        assert_eq!(
+            problems_with(&[
+                ("deckhand_memory", "shim", None),
+                ("shim", "deckhand_http", None)
+            ]),
+            ["adapters never depend on each other: deckhand_memory -> shim -> deckhand_http"]
+        );
+    }
+
+    #[test]
+    fn auth_depending_on_a_workspace_crate_is_reported() {
+        assert_eq!(
+            problems_with(&[(AUTH, DOMAIN, None)]),
+            ["deckhand_auth depends on no workspace crate: deckhand_auth -> deckhand_domain"]
+        );
+    }
+
+    #[test]
+    fn a_missing_crate_is_reported_instead_of_passing_silently() -> Result<()> {
+        let members = [DOMAIN, AUTH, "deckhand_postgres", "deckhand_http", APP];
+        let graph = Graph::from_metadata(&metadata_with(&members, &[]))?;
+        assert_eq!(
+            check_architecture(&graph),
+            [
+                "deckhand_memory is not a workspace member: if it was renamed, update xtask/src/tidy.rs"
+            ]
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn metadata_without_a_dependency_graph_is_an_error() {
+        let mut metadata = metadata_with(&[DOMAIN], &[]);
+        metadata["resolve"] = Value::Null;
+        let Err(err) = Graph::from_metadata(&metadata) else {
+            panic!("parsed without a graph")
+        };
+        assert!(err.to_string().contains("--no-deps"), "{err}");
+    }
+
+    #[test]
+    fn leftovers_are_reported_with_their_line() {
+        let text = [
+            "fn main() {",
+            concat!("    dbg", "!(1);"),
+            concat!("    todo", "!()"),
+            concat!("    unimplemented", "!(\"later\")"),
+            concat!("#[", "ignore]"),
+            concat!("#[", "ignore = \"slow\"]"),
+            "}",
+        ]
+        .join("\n");
+        let problems = check_source("src/lib.rs", &text);
+        let lines: Vec<&str> = problems
+            .iter()
+            .filter_map(|p| p.split(": ").next())
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "src/lib.rs:2",
+                "src/lib.rs:3",
+                "src/lib.rs:4",
+                "src/lib.rs:5",
+                "src/lib.rs:6"
+            ]
+        );
+        assert!(problems[0].contains(concat!("dbg", "!(")), "{problems:#?}");
+    }
+
+    #[test]
+    fn ordinary_code_is_clean() {
+        let text =
+            "#[test]\n#[should_panic]\nfn ignores_todos_list() { let todo = 1; debug(todo); }\n";
+        assert_eq!(check_source("src/lib.rs", text), Vec::<String>::new());
+    }
+}
