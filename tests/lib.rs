@@ -1,1 +1,1 @@
-//! e2e
+//! Black-box HTTP tests of the whole service live in `e2e/`; this library is empty.

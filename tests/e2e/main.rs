@@ -1,1 +1,8 @@
+//! End-to-end tests: the real application over HTTP on an ephemeral port, with credentials made
+//! through the admin commands, checking status, headers and body.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
+
+mod operations;
+mod probes;
+mod support;

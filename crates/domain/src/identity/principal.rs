@@ -177,18 +177,18 @@ impl Principal {
             }
             AccessRule::AnonymousOr(scope) | AccessRule::Authenticated(scope) => scope,
         };
-        if let (Some(partner), Some(game)) = (&self.partner, game) {
-            if !partner.game_scopes.allows(game) {
-                return Err(AccessDenied::InsufficientScope {
-                    required: vec![format!("game:{game}")],
-                    granted: partner
-                        .game_scopes
-                        .names()
-                        .into_iter()
-                        .map(|name| format!("game:{name}"))
-                        .collect(),
-                });
-            }
+        if let (Some(partner), Some(game)) = (&self.partner, game)
+            && !partner.game_scopes.allows(game)
+        {
+            return Err(AccessDenied::InsufficientScope {
+                required: vec![format!("game:{game}")],
+                granted: partner
+                    .game_scopes
+                    .names()
+                    .into_iter()
+                    .map(|name| format!("game:{name}"))
+                    .collect(),
+            });
         }
         if self.scopes.contains(scope) {
             Ok(())

@@ -1,0 +1,58 @@
+//! `deckhand serve`: wiring the store, the services and the HTTP server.
+
+use std::net::TcpListener;
+
+use actix_web::{HttpServer, web};
+use anyhow::Context as _;
+use deckhand_domain::Services;
+use deckhand_domain::ports::SystemPorts;
+use deckhand_http::{HttpConfig, HttpState};
+
+use crate::settings::ServeSettings;
+
+pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
+    let in_memory = settings.store.database_url.is_none();
+    anyhow::ensure!(
+        in_memory || settings.secret_key.is_some(),
+        "DECKHAND_SECRET_KEY is required with PostgreSQL (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)"
+    );
+    let repositories = crate::store::open(&settings.store, !settings.no_migrate).await?;
+    let services = Services::new(repositories, SystemPorts::system());
+    let public_url = settings.public_url();
+    if in_memory {
+        tracing::warn!("no DATABASE_URL: using the in-memory store; nothing persists");
+        let demo = crate::demo::seed(&services)
+            .await
+            .context("seeding the demo data")?;
+        println!("{}", crate::demo::banner(&demo, &public_url));
+    }
+    let listener = TcpListener::bind(settings.bind)
+        .with_context(|| format!("cannot listen on {}", settings.bind))?;
+    tracing::info!(address = %settings.bind, public_url, "serving");
+    let state = http_state(services, public_url)?;
+    run(state, listener, settings.workers.map(usize::from))?
+        .await
+        .context("the HTTP server failed")
+}
+
+pub fn http_state(services: Services, public_url: String) -> anyhow::Result<web::Data<HttpState>> {
+    Ok(web::Data::new(HttpState::new(
+        services,
+        HttpConfig { public_url },
+    )?))
+}
+
+/// The HTTP server on `listener`; tests run it on an ephemeral port.
+pub fn run(
+    state: web::Data<HttpState>,
+    listener: TcpListener,
+    workers: Option<usize>,
+) -> anyhow::Result<actix_web::dev::Server> {
+    let mut server = HttpServer::new(move || deckhand_http::app(state.clone()))
+        .listen(listener)?
+        .shutdown_timeout(10);
+    if let Some(workers) = workers {
+        server = server.workers(workers);
+    }
+    Ok(server.run())
+}

@@ -1,0 +1,236 @@
+//! Every setting, read from the command line or the environment and validated before anything
+//! starts: a bad value stops the process with a message naming the setting.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use clap::{Args, ValueEnum};
+
+/// Where data lives.
+#[derive(Debug, Clone, Args)]
+pub struct StoreSettings {
+    /// PostgreSQL URL (postgres://...). Without it: the embedded in-memory store.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_parser = parse_database_url)]
+    pub database_url: Option<String>,
+
+    /// Connections in the PostgreSQL pool.
+    #[arg(long, env = "DECKHAND_DB_POOL_SIZE", default_value_t = 16,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_pool_size: u32,
+}
+
+/// Settings of `deckhand serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeSettings {
+    #[command(flatten)]
+    pub store: StoreSettings,
+
+    /// Address and port to listen on.
+    #[arg(long, env = "DECKHAND_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+
+    /// Externally visible base URL (default http://<bind>).
+    #[arg(long, env = "DECKHAND_PUBLIC_URL", value_parser = parse_public_url)]
+    pub public_url: Option<String>,
+
+    /// Base64 of 32 bytes; encrypts partner secrets at rest. Required with PostgreSQL.
+    #[arg(long, env = "DECKHAND_SECRET_KEY", hide_env_values = true, value_parser = parse_secret_key)]
+    pub secret_key: Option<SecretKey>,
+
+    #[arg(long, env = "DECKHAND_ACCESS_TOKEN_TTL_SECS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u32).range(60..=86_400))]
+    pub access_token_ttl_secs: u32,
+
+    #[arg(long, env = "DECKHAND_AUTH_CODE_TTL_SECS", default_value_t = 600,
+          value_parser = clap::value_parser!(u32).range(10..=3600))]
+    pub auth_code_ttl_secs: u32,
+
+    #[arg(long, env = "DECKHAND_REFRESH_TOKEN_TTL_SECS", default_value_t = 2_592_000,
+          value_parser = clap::value_parser!(u32).range(3600..=31_536_000))]
+    pub refresh_token_ttl_secs: u32,
+
+    #[arg(long, env = "DECKHAND_PAGEVIEW_DEDUPE_SECS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u32).range(1..=604_800))]
+    pub pageview_dedupe_secs: u32,
+
+    /// Requests per minute per tier (`anonymous=120,user=1200,partner=6000`), or `off`.
+    #[arg(long, env = "DECKHAND_RATE_LIMITS", default_value = "anonymous=120,user=1200,partner=6000",
+          value_parser = parse_rate_limits)]
+    pub rate_limits: RateLimits,
+
+    /// Comma-separated proxy addresses or CIDR ranges whose X-Forwarded-For is believed.
+    #[arg(long, env = "DECKHAND_TRUSTED_PROXIES", value_delimiter = ',', value_parser = parse_proxy)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+
+    /// Comma-separated deck-site codes accepted as `source_provider` (besides `manual`).
+    #[arg(long, env = "DECKHAND_SOURCE_PROVIDERS", value_delimiter = ',',
+          default_value = DEFAULT_SOURCE_PROVIDERS, value_parser = parse_provider_code)]
+    pub source_providers: Vec<String>,
+
+    /// Skip applying pending migrations at start (PostgreSQL only).
+    #[arg(long)]
+    pub no_migrate: bool,
+
+    /// HTTP worker threads (default: one per core).
+    #[arg(long, env = "DECKHAND_WORKERS", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub workers: Option<u16>,
+}
+
+const DEFAULT_SOURCE_PROVIDERS: &str = "archidekt,moxfield,mtggoldfish,tappedout,deckstats,aetherhub,mtgtop8,scryfall,edhrec,tcgplayer,cardkingdom,untapped";
+
+impl ServeSettings {
+    pub fn public_url(&self) -> String {
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.bind))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LogFormat {
+    #[default]
+    Pretty,
+    Json,
+}
+
+/// The 32-byte key that encrypts secrets at rest. Never printed.
+#[derive(Clone)]
+pub struct SecretKey(pub [u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+/// Per-tier quotas in requests per minute; `None` when limits are off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateLimits(pub Option<BTreeMap<String, u32>>);
+
+fn parse_database_url(value: &str) -> Result<String, String> {
+    if value.starts_with("postgres://") || value.starts_with("postgresql://") {
+        Ok(value.to_owned())
+    } else {
+        Err("must be a postgres:// or postgresql:// URL".into())
+    }
+}
+
+fn parse_public_url(value: &str) -> Result<String, String> {
+    let trimmed = value.trim_end_matches('/');
+    let has_scheme = trimmed.starts_with("http://") || trimmed.starts_with("https://");
+    let host_part = trimmed.split_once("://").map_or("", |(_, rest)| rest);
+    if !has_scheme || host_part.is_empty() || trimmed.contains(['?', '#', ' ']) {
+        return Err("must be an http:// or https:// URL without query or fragment".into());
+    }
+    Ok(trimmed.to_owned())
+}
+
+fn parse_secret_key(value: &str) -> Result<SecretKey, String> {
+    let bytes = STANDARD
+        .decode(value.trim())
+        .map_err(|_| "must be standard base64".to_owned())?;
+    <[u8; 32]>::try_from(bytes.as_slice())
+        .map(SecretKey)
+        .map_err(|_| format!("must decode to 32 bytes, not {}", bytes.len()))
+}
+
+fn parse_rate_limits(value: &str) -> Result<RateLimits, String> {
+    if value.trim().eq_ignore_ascii_case("off") {
+        return Ok(RateLimits(None));
+    }
+    let mut quotas = BTreeMap::new();
+    for entry in value
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+    {
+        let (tier, quota) = entry
+            .split_once('=')
+            .ok_or_else(|| format!("`{entry}` is not tier=requests_per_minute"))?;
+        let quota: u32 = quota
+            .trim()
+            .parse()
+            .ok()
+            .filter(|quota| *quota > 0)
+            .ok_or_else(|| format!("`{entry}`: the quota must be a positive whole number"))?;
+        quotas.insert(tier.trim().to_owned(), quota);
+    }
+    for tier in ["anonymous", "user", "partner"] {
+        if !quotas.contains_key(tier) {
+            return Err(format!(
+                "a quota for the `{tier}` tier is required (or use `off`)"
+            ));
+        }
+    }
+    Ok(RateLimits(Some(quotas)))
+}
+
+fn parse_proxy(value: &str) -> Result<ipnet::IpNet, String> {
+    let value = value.trim();
+    value
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| value.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("`{value}` is not an IP address or CIDR range"))
+}
+
+fn parse_provider_code(value: &str) -> Result<String, String> {
+    let value = value.trim();
+    let valid = (1..=32).contains(&value.len())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    if valid {
+        Ok(value.to_owned())
+    } else {
+        Err(format!("`{value}` is not a lower-case provider code"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limits_parse_quotas_or_off() {
+        let limits = parse_rate_limits("anonymous=1, user=2,partner=3,gold=9").unwrap();
+        assert_eq!(limits.0.unwrap()["gold"], 9);
+        assert_eq!(parse_rate_limits("OFF").unwrap(), RateLimits(None));
+        assert!(parse_rate_limits("anonymous=1,user=2").is_err());
+        assert!(parse_rate_limits("anonymous=0,user=2,partner=3").is_err());
+        assert!(parse_rate_limits("anonymous").is_err());
+    }
+
+    #[test]
+    fn secret_keys_must_be_32_bytes_of_base64() {
+        assert!(parse_secret_key(&STANDARD.encode([1u8; 32])).is_ok());
+        assert!(parse_secret_key(&STANDARD.encode([1u8; 31])).is_err());
+        assert!(parse_secret_key("not base64!").is_err());
+        assert_eq!(
+            format!(
+                "{:?}",
+                parse_secret_key(&STANDARD.encode([1u8; 32])).unwrap()
+            ),
+            "SecretKey(..)"
+        );
+    }
+
+    #[test]
+    fn public_urls_lose_trailing_slashes_and_need_a_scheme() {
+        assert_eq!(
+            parse_public_url("https://api.example.com/").unwrap(),
+            "https://api.example.com"
+        );
+        assert!(parse_public_url("api.example.com").is_err());
+        assert!(parse_public_url("https://").is_err());
+        assert!(parse_public_url("https://x?y=1").is_err());
+    }
+
+    #[test]
+    fn proxies_accept_addresses_and_ranges() {
+        assert!(parse_proxy("10.0.0.0/8").is_ok());
+        assert!(parse_proxy("::1").is_ok());
+        assert!(parse_proxy("proxy.local").is_err());
+    }
+}

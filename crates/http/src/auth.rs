@@ -1,0 +1,103 @@
+//! The request authenticator as an extractor: copies the credential headers into the domain's
+//! `PresentedCredentials` and lets the identity service decide. Handlers take [`Caller`].
+
+use actix_web::dev::Payload;
+use actix_web::http::header::{AUTHORIZATION, HeaderMap};
+use actix_web::{FromRequest, HttpMessage as _, HttpRequest, web};
+use deckhand_domain::identity::{AuthorizationHeader, PresentedCredentials, Principal};
+use futures_util::future::LocalBoxFuture;
+
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// The authenticated principal of a request (anonymous when no credentials were sent).
+#[derive(Debug, Clone)]
+pub struct Caller(pub Principal);
+
+/// The caller string, left in the request's extensions for the request log.
+#[derive(Debug, Clone)]
+pub struct CallerName(pub String);
+
+/// A credential header that cannot be read as one value: it fails authentication.
+struct Unreadable;
+
+fn single_header(headers: &HeaderMap, name: &str) -> Result<Option<String>, Unreadable> {
+    let mut values = headers.get_all(name);
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    if values.next().is_some() {
+        return Err(Unreadable);
+    }
+    first
+        .to_str()
+        .map(|value| Some(value.to_owned()))
+        .map_err(|_| Unreadable)
+}
+
+fn presented_credentials(headers: &HeaderMap) -> Result<PresentedCredentials, Unreadable> {
+    Ok(PresentedCredentials {
+        authorization: single_header(headers, AUTHORIZATION.as_str())?
+            .map(|value| AuthorizationHeader::parse(&value)),
+        dpop_proof: single_header(headers, "dpop")?,
+        partner_id: single_header(headers, "x-partner-id")?,
+        signature: single_header(headers, "x-signature")?,
+        api_key: single_header(headers, "x-api-key")?,
+    })
+}
+
+impl FromRequest for Caller {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        Box::pin(async move {
+            if let Some(caller) = request.extensions().get::<Caller>() {
+                return Ok(caller.clone());
+            }
+            let state = request.app_data::<web::Data<HttpState>>().ok_or_else(|| {
+                ApiError::unexpected(anyhow::anyhow!("HttpState is not registered"))
+            })?;
+            let credentials = presented_credentials(request.headers())
+                .map_err(|Unreadable| ApiError::authentication_failed())?;
+            let principal = state.services.identity.authenticate(&credentials).await?;
+            let caller = Caller(principal);
+            request
+                .extensions_mut()
+                .insert(CallerName(caller.0.caller()));
+            request.extensions_mut().insert(caller.clone());
+            Ok(caller)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::test::TestRequest;
+
+    #[test]
+    fn duplicated_credential_headers_are_unreadable() {
+        let request = TestRequest::default()
+            .append_header(("X-Api-Key", "a"))
+            .append_header(("X-Api-Key", "b"))
+            .to_http_request();
+        assert!(presented_credentials(request.headers()).is_err());
+    }
+
+    #[test]
+    fn headers_are_copied_as_sent() {
+        let request = TestRequest::default()
+            .insert_header(("Authorization", "Bearer dh_pat_x"))
+            .insert_header(("X-Partner-Id", "acme"))
+            .to_http_request();
+        let credentials = presented_credentials(request.headers()).ok().unwrap();
+        assert_eq!(
+            credentials.authorization,
+            Some(AuthorizationHeader::Bearer("dh_pat_x".into()))
+        );
+        assert_eq!(credentials.partner_id.as_deref(), Some("acme"));
+        assert_eq!(credentials.signature, None);
+    }
+}

@@ -1,0 +1,252 @@
+//! Request bodies: JSON, form and multipart decode into the same DTO.
+//!
+//! In form and multipart bodies every value is text: a repeated key is an array, `true`/`false`
+//! are booleans, and a field holding objects carries JSON text (see [`json_or_text`]).
+
+use actix_multipart::Multipart;
+use actix_web::dev::Payload;
+use actix_web::web::{Bytes, BytesMut};
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::future::LocalBoxFuture;
+use futures_util::{StreamExt as _, TryStreamExt as _};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+use crate::error::{ApiError, FieldError};
+
+/// The largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A request body of DTO `T`, from any of the three accepted content types.
+#[derive(Debug)]
+pub struct Body<T>(pub T);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyKind {
+    Json,
+    Form,
+    Multipart,
+}
+
+fn body_kind(request: &HttpRequest) -> Option<BodyKind> {
+    let mime = request
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)?
+        .to_str()
+        .ok()?
+        .parse::<mime::Mime>()
+        .ok()?;
+    match (mime.type_(), mime.subtype()) {
+        (mime::APPLICATION, mime::JSON) => Some(BodyKind::Json),
+        (mime::APPLICATION, mime::WWW_FORM_URLENCODED) => Some(BodyKind::Form),
+        (mime::MULTIPART, mime::FORM_DATA) => Some(BodyKind::Multipart),
+        _ => None,
+    }
+}
+
+impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        let mut payload = payload.take();
+        Box::pin(async move {
+            let kind = body_kind(&request).ok_or_else(ApiError::unsupported_media_type)?;
+            let decoded = match kind {
+                BodyKind::Json => {
+                    let bytes = read_bytes(&request, &mut payload).await?;
+                    let mut json = serde_json::Deserializer::from_slice(&bytes);
+                    serde_path_to_error::deserialize(&mut json).map_err(field_error)?
+                }
+                BodyKind::Form => {
+                    let bytes = read_bytes(&request, &mut payload).await?;
+                    decode_form(&bytes)?
+                }
+                BodyKind::Multipart => {
+                    let fields = read_multipart(&request, payload).await?;
+                    let encoded = form_urlencoded::Serializer::new(String::new())
+                        .extend_pairs(fields)
+                        .finish();
+                    decode_form(encoded.as_bytes())?
+                }
+            };
+            Ok(Body(decoded))
+        })
+    }
+}
+
+async fn read_bytes(request: &HttpRequest, payload: &mut Payload) -> Result<Bytes, ApiError> {
+    // The app's PayloadConfig sets the limit; overflow (by Content-Length or by counting)
+    // comes back as an error whose response is a 413.
+    Bytes::from_request(request, payload)
+        .await
+        .map_err(|error| {
+            if error.as_response_error().status_code()
+                == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
+            {
+                ApiError::payload_too_large()
+            } else {
+                ApiError::bad_request("the request body could not be read")
+            }
+        })
+}
+
+fn decode_form<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    let form = serde_html_form::Deserializer::new(form_urlencoded::parse(bytes));
+    serde_path_to_error::deserialize(form).map_err(field_error)
+}
+
+/// Every text part of a multipart body as (name, value), within the body size limit.
+async fn read_multipart(
+    request: &HttpRequest,
+    payload: Payload,
+) -> Result<Vec<(String, String)>, ApiError> {
+    let mut multipart = Multipart::new(request.headers(), payload);
+    let mut fields = Vec::new();
+    let mut total = 0usize;
+    let malformed = |_| ApiError::bad_request("the multipart body is malformed");
+    while let Some(mut field) = multipart.try_next().await.map_err(malformed)? {
+        let name = field
+            .content_disposition()
+            .and_then(|disposition| disposition.get_name())
+            .map(str::to_owned)
+            .ok_or_else(|| ApiError::bad_request("a multipart part has no name"))?;
+        let mut value = BytesMut::new();
+        while let Some(chunk) = field.next().await {
+            let chunk = chunk.map_err(malformed)?;
+            total += chunk.len();
+            if total > MAX_BODY_BYTES {
+                return Err(ApiError::payload_too_large());
+            }
+            value.extend_from_slice(&chunk);
+        }
+        let value = String::from_utf8(value.to_vec()).map_err(|_| {
+            ApiError::validation(vec![FieldError {
+                field: name.clone(),
+                code: "encoding".into(),
+                message: "must be UTF-8 text".into(),
+            }])
+        })?;
+        fields.push((name, value));
+    }
+    Ok(fields)
+}
+
+fn field_error<E: std::fmt::Display>(error: serde_path_to_error::Error<E>) -> ApiError {
+    let path = error.path().to_string();
+    let message = error.inner().to_string();
+    let code = if message.starts_with("unknown field") {
+        "unknown_field"
+    } else if message.starts_with("missing field") {
+        "required"
+    } else if path == "." {
+        "malformed"
+    } else {
+        "invalid"
+    };
+    // A missing field is named in the message only; the path is its parent.
+    let field = match (code, backticked(&message)) {
+        ("required", Some(name)) if path == "." => name.to_owned(),
+        ("required", Some(name)) => format!("{path}.{name}"),
+        _ => path,
+    };
+    if code == "malformed" {
+        return ApiError::bad_request(format!("the body is not valid: {message}"));
+    }
+    ApiError::validation(vec![FieldError {
+        field,
+        code: code.into(),
+        message,
+    }])
+}
+
+fn backticked(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let end = start + message[start..].find('`')?;
+    Some(&message[start..end])
+}
+
+/// For DTO fields that hold objects: a native JSON value in JSON bodies, JSON text in form and
+/// multipart bodies. Use with `#[serde(default, deserialize_with = "json_or_text")]`.
+pub fn json_or_text<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: DeserializeOwned,
+{
+    let value = match serde_json::Value::deserialize(deserializer)? {
+        serde_json::Value::String(text) => serde_json::from_str(&text)
+            .map_err(|error| serde::de::Error::custom(format!("invalid JSON text: {error}")))?,
+        value => value,
+    };
+    T::deserialize(value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Sample {
+        name: String,
+        #[serde(default)]
+        visibility: Vec<String>,
+        #[serde(default)]
+        legal: Option<bool>,
+        #[serde(default, deserialize_with = "json_or_text")]
+        items: Option<Vec<Item>>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Item {
+        n: u32,
+    }
+
+    #[test]
+    fn forms_decode_repeated_keys_booleans_and_json_text() {
+        let sample: Sample = decode_form(
+            b"name=x&visibility=public&visibility=b&legal=true&items=%5B%7B%22n%22%3A2%7D%5D",
+        )
+        .unwrap();
+        assert_eq!(
+            sample,
+            Sample {
+                name: "x".into(),
+                visibility: vec!["public".into(), "b".into()],
+                legal: Some(true),
+                items: Some(vec![Item { n: 2 }]),
+            }
+        );
+    }
+
+    #[test]
+    fn unknown_and_missing_fields_name_the_field() {
+        let error = decode_form::<Sample>(b"name=x&colour=red").unwrap_err();
+        assert_eq!(error.body()["details"]["fields"][0]["field"], "colour");
+        assert_eq!(
+            error.body()["details"]["fields"][0]["code"],
+            "unknown_field"
+        );
+        let error = decode_form::<Sample>(b"legal=true").unwrap_err();
+        assert_eq!(error.body()["details"]["fields"][0]["field"], "name");
+        assert_eq!(error.body()["details"]["fields"][0]["code"], "required");
+    }
+
+    #[test]
+    fn wrong_types_name_the_path() {
+        let mut json = serde_json::Deserializer::from_str(r#"{"name":"x","items":[{"n":"two"}]}"#);
+        let error =
+            field_error(serde_path_to_error::deserialize::<_, Sample>(&mut json).unwrap_err());
+        // Fields carried as JSON text are decoded in one piece: the path stops at the field,
+        // and the message says what is wrong inside it.
+        let field = &error.body()["details"]["fields"][0];
+        assert_eq!(field["field"], "items");
+        assert!(
+            field["message"].as_str().unwrap().contains("invalid type"),
+            "{field}"
+        );
+    }
+}

@@ -1,0 +1,292 @@
+//! `ApiError`: the one place where outcomes become HTTP statuses and the contract's envelope
+//! `{error, message, details}`.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::{HttpResponse, ResponseError};
+use deckhand_domain::error::is_store_unavailable;
+use deckhand_domain::identity::{AccessDenied, AuthError};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+/// Seconds a client should wait before retrying when the store is down.
+const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 5;
+
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+    details: Value,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+/// One invalid field of a request, in `details.fields`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldError {
+    pub field: String,
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            details: json!({}),
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+
+    pub fn with_header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.push((name, value));
+        self
+    }
+
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    pub fn not_found() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "SERVICE_NOT_FOUND", "not found")
+    }
+
+    pub fn authentication_required() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "SERVICE_AUTHENTICATION_REQUIRED",
+            "this endpoint needs credentials",
+        )
+    }
+
+    pub fn authentication_failed() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "SERVICE_AUTHENTICATION_FAILED",
+            "the credentials were not accepted",
+        )
+    }
+
+    /// 400 with one entry per invalid field.
+    pub fn validation(fields: Vec<FieldError>) -> Self {
+        let message = match fields.as_slice() {
+            [only] => format!("{}: {}", only.field, only.message),
+            _ => format!("{} fields are invalid", fields.len()),
+        };
+        Self::new(StatusCode::BAD_REQUEST, "SERVICE_VALIDATION_ERROR", message)
+            .with_details(json!({ "fields": fields }))
+    }
+
+    /// 400 for a request that is malformed as a whole (not one field).
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "SERVICE_VALIDATION_ERROR", message)
+    }
+
+    pub fn unsupported_media_type() -> Self {
+        Self::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "SERVICE_VALIDATION_ERROR",
+            "send application/json, application/x-www-form-urlencoded or multipart/form-data",
+        )
+    }
+
+    pub fn payload_too_large() -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "SERVICE_PAYLOAD_TOO_LARGE",
+            "request bodies are limited to 4 MiB",
+        )
+    }
+
+    pub fn method_not_allowed(allowed: &str) -> Self {
+        let error = Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "SERVICE_METHOD_NOT_ALLOWED",
+            "this method is not allowed on this path",
+        );
+        match HeaderValue::from_str(allowed) {
+            Ok(value) => error.with_header(header::ALLOW, value),
+            Err(_) => error,
+        }
+    }
+
+    pub fn internal() -> Self {
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "SERVICE_INTERNAL_ERROR",
+            "internal error",
+        )
+    }
+
+    pub fn unavailable() -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "SERVICE_UNAVAILABLE",
+            "the service is temporarily unavailable; retry later",
+        )
+        .with_header(
+            header::RETRY_AFTER,
+            HeaderValue::from(RETRY_AFTER_UNAVAILABLE_SECS),
+        )
+    }
+
+    /// An error nobody planned for: logged with its cause, answered without internals. A store
+    /// that cannot be reached is a 503 instead, so clients retry.
+    pub fn unexpected(error: anyhow::Error) -> Self {
+        if is_store_unavailable(&error) {
+            tracing::warn!(error = format!("{error:#}"), "store unavailable");
+            Self::unavailable()
+        } else {
+            tracing::error!(error = format!("{error:#}"), "unexpected error");
+            Self::internal()
+        }
+    }
+
+    /// The envelope for a response that failed before any handler could shape it (unknown
+    /// route, panic, ...): chosen by status alone.
+    pub fn for_status(status: StatusCode) -> Self {
+        match status {
+            StatusCode::NOT_FOUND => Self::not_found(),
+            StatusCode::PAYLOAD_TOO_LARGE => Self::payload_too_large(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::unsupported_media_type(),
+            StatusCode::SERVICE_UNAVAILABLE => Self::unavailable(),
+            StatusCode::METHOD_NOT_ALLOWED => Self::new(
+                status,
+                "SERVICE_METHOD_NOT_ALLOWED",
+                "this method is not allowed on this path",
+            ),
+            status if status.is_client_error() => Self::bad_request("the request is invalid"),
+            _ => Self::internal(),
+        }
+    }
+
+    pub fn body(&self) -> Value {
+        json!({ "error": self.code, "message": self.message, "details": self.details })
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.status
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut response = HttpResponse::build(self.status);
+        for (name, value) in &self.headers {
+            response.insert_header((name.clone(), value.clone()));
+        }
+        response.json(self.body())
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::unexpected(error)
+    }
+}
+
+impl From<AccessDenied> for ApiError {
+    fn from(denied: AccessDenied) -> Self {
+        match denied {
+            AccessDenied::AuthenticationRequired => Self::authentication_required(),
+            AccessDenied::LaneNotAccepted => Self::authentication_failed(),
+            AccessDenied::InsufficientScope { required, granted } => Self::new(
+                StatusCode::FORBIDDEN,
+                "SERVICE_INSUFFICIENT_SCOPE",
+                format!("this request needs {}", required.join(" ")),
+            )
+            .with_details(json!({ "required": required, "granted": granted })),
+        }
+    }
+}
+
+impl From<AuthError> for ApiError {
+    fn from(error: AuthError) -> Self {
+        match error {
+            AuthError::Failed => Self::authentication_failed(),
+            AuthError::TokenExpired => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "SERVICE_OAUTH2_TOKEN_EXPIRED",
+                "the access token has expired",
+            ),
+            AuthError::TokenRevoked => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "SERVICE_OAUTH2_TOKEN_REVOKED",
+                "the token has been revoked",
+            ),
+            AuthError::InvalidDpopProof(reason) => {
+                let challenge = format!(
+                    "DPoP error=\"invalid_dpop_proof\", error_description=\"{}\", algs=\"ES256 EdDSA\"",
+                    reason.replace(['"', '\\'], "'")
+                );
+                let error = Self::authentication_failed();
+                match HeaderValue::from_str(&challenge) {
+                    Ok(value) => error.with_header(header::WWW_AUTHENTICATE, value),
+                    Err(_) => error,
+                }
+            }
+            AuthError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deckhand_domain::StoreUnavailable;
+
+    #[test]
+    fn store_unavailability_is_a_503_with_retry_after() {
+        let error = ApiError::unexpected(anyhow::Error::new(StoreUnavailable).context("query"));
+        assert_eq!(error.status(), StatusCode::SERVICE_UNAVAILABLE);
+        let response = error.error_response();
+        assert!(response.headers().contains_key(header::RETRY_AFTER));
+    }
+
+    #[test]
+    fn other_unexpected_errors_reveal_nothing() {
+        let error = ApiError::unexpected(anyhow::anyhow!("relation \"users\" does not exist"));
+        assert_eq!(error.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(
+            error.body(),
+            json!({"error": "SERVICE_INTERNAL_ERROR", "message": "internal error", "details": {}})
+        );
+    }
+
+    #[test]
+    fn insufficient_scope_lists_required_and_granted() {
+        let error: ApiError = AccessDenied::InsufficientScope {
+            required: vec!["decks:read".into()],
+            granted: vec!["decks:write".into()],
+        }
+        .into();
+        assert_eq!(error.status(), StatusCode::FORBIDDEN);
+        assert_eq!(
+            error.body()["details"],
+            json!({"required": ["decks:read"], "granted": ["decks:write"]})
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! Operational endpoints: liveness, readiness, metrics and the OpenAPI document.
+
+use std::time::Duration;
+
+use actix_web::{HttpResponse, web};
+use serde_json::json;
+
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// How long readiness waits for the store before calling it unavailable.
+const READINESS_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// 200 while the process serves requests.
+pub async fn healthz() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"status": "ok"}))
+}
+
+/// 200 when the store answers, else 503 in the envelope.
+pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
+    let ping = state.services.repositories.health.ping();
+    match actix_web::rt::time::timeout(READINESS_TIMEOUT, ping).await {
+        Ok(Ok(())) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
+        Ok(Err(error)) => {
+            tracing::warn!(error = format!("{error:#}"), "readiness check failed");
+            Err(ApiError::unavailable())
+        }
+        Err(_) => Err(ApiError::unavailable()),
+    }
+}
+
+/// Prometheus text exposition.
+pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
+    let pool = state.services.repositories.health.pool_status();
+    let body = state.metrics.render(pool)?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(body))
+}
+
+pub async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok().json(crate::openapi::document())
+}

@@ -1,0 +1,4 @@
+//! One file per operation: extract, call one service method, map the result.
+
+pub mod health;
+pub mod probes;

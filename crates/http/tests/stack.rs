@@ -1,0 +1,235 @@
+//! The middleware stack and body decoding, exercised through test routes mounted on the real
+//! stack (`with_middleware`), so that failures no public endpoint can provoke yet (a panic, a
+//! body of each content type) are covered.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
+
+use actix_web::http::StatusCode;
+use actix_web::test::{TestRequest, call_service, init_service, read_body_json, try_call_service};
+use actix_web::{App, HttpResponse, web};
+use deckhand_domain::Services;
+use deckhand_domain::identity::{AccessRule, NewPatRequest, Scope, Scopes, UserLookup};
+use deckhand_domain::ports::SystemPorts;
+use deckhand_http::auth::Caller;
+use deckhand_http::body::{Body, json_or_text};
+use deckhand_http::{ApiError, HttpConfig, HttpState, with_middleware};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct EchoBody {
+    name: String,
+    #[serde(default)]
+    visibility: Vec<String>,
+    #[serde(default)]
+    legal: Option<bool>,
+    #[serde(default, deserialize_with = "json_or_text")]
+    cards: Option<Vec<Value>>,
+}
+
+async fn echo(Body(body): Body<EchoBody>) -> HttpResponse {
+    HttpResponse::Ok().json(body)
+}
+
+async fn panics() -> HttpResponse {
+    panic!("a handler bug")
+}
+
+async fn needs_read(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
+    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some("mtg"))?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+fn state() -> (web::Data<HttpState>, Services) {
+    let services = Services::new(deckhand_memory::repositories(), SystemPorts::system());
+    let config = HttpConfig {
+        public_url: "http://test".into(),
+    };
+    (
+        web::Data::new(HttpState::new(services.clone(), config).unwrap()),
+        services,
+    )
+}
+
+macro_rules! test_app {
+    ($state:expr) => {
+        init_service(with_middleware(
+            App::new()
+                .app_data($state)
+                .route("/echo", web::post().to(echo))
+                .route("/panic", web::get().to(panics))
+                .route("/read", web::get().to(needs_read)),
+        ))
+        .await
+    };
+}
+
+async fn send(
+    app: &impl actix_web::dev::Service<
+        actix_http::Request,
+        Response = actix_web::dev::ServiceResponse<impl actix_web::body::MessageBody>,
+        Error = actix_web::Error,
+    >,
+    request: TestRequest,
+) -> (StatusCode, Value) {
+    let response = call_service(app, request.to_request()).await;
+    let status = response.status();
+    (status, read_body_json(response).await)
+}
+
+#[actix_web::test]
+async fn json_form_and_multipart_decode_to_the_same_dto() {
+    let app = test_app!(state().0);
+    let expected =
+        json!({"name": "Burn", "visibility": ["public"], "legal": true, "cards": [{"q": 4}]});
+
+    let json_request = TestRequest::post().uri("/echo").set_json(&expected);
+    assert_eq!(
+        send(&app, json_request).await,
+        (StatusCode::OK, expected.clone())
+    );
+
+    let form = TestRequest::post()
+        .uri("/echo")
+        .insert_header(("content-type", "application/x-www-form-urlencoded"))
+        .set_payload("name=Burn&visibility=public&legal=true&cards=%5B%7B%22q%22%3A4%7D%5D");
+    assert_eq!(send(&app, form).await, (StatusCode::OK, expected.clone()));
+
+    let boundary = "XyZ";
+    let part = |name: &str, value: &str| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+        )
+    };
+    let multipart = format!(
+        "{}{}{}{}--{boundary}--\r\n",
+        part("name", "Burn"),
+        part("visibility", "public"),
+        part("legal", "true"),
+        part("cards", r#"[{"q":4}]"#)
+    );
+    let request = TestRequest::post()
+        .uri("/echo")
+        .insert_header((
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        ))
+        .set_payload(multipart);
+    assert_eq!(send(&app, request).await, (StatusCode::OK, expected));
+}
+
+#[actix_web::test]
+async fn bad_bodies_get_the_envelope_and_the_right_status() {
+    let app = test_app!(state().0);
+
+    let malformed = TestRequest::post()
+        .uri("/echo")
+        .insert_header(("content-type", "application/json"))
+        .set_payload("{\"name\": ");
+    let (status, body) = send(&app, malformed).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "SERVICE_VALIDATION_ERROR");
+
+    let unknown_field = TestRequest::post()
+        .uri("/echo")
+        .set_json(json!({"name": "x", "colour": 1}));
+    let (status, body) = send(&app, unknown_field).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body["details"]["fields"][0],
+        json!({"field": "colour", "code": "unknown_field", "message": body["details"]["fields"][0]["message"]})
+    );
+
+    let wrong_type = TestRequest::post()
+        .uri("/echo")
+        .set_json(json!({"name": "x", "legal": "yes"}));
+    let (status, body) = send(&app, wrong_type).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["details"]["fields"][0]["field"], "legal");
+
+    let text = TestRequest::post()
+        .uri("/echo")
+        .insert_header(("content-type", "text/plain"))
+        .set_payload("name=x");
+    let (status, body) = send(&app, text).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(body["error"], "SERVICE_VALIDATION_ERROR");
+
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(4 * 1024 * 1024));
+    let oversized = TestRequest::post()
+        .uri("/echo")
+        .insert_header(("content-type", "application/json"))
+        .set_payload(huge);
+    let (status, body) = send(&app, oversized).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body["error"], "SERVICE_PAYLOAD_TOO_LARGE");
+}
+
+#[actix_web::test]
+async fn a_panicking_handler_is_a_500_envelope_with_a_request_id() {
+    let app = test_app!(state().0);
+    // The panic takes the request with it, so the stack answers with an error that renders
+    // itself; the server's dispatcher turns it into the response, as done here.
+    let error = try_call_service(&app, TestRequest::get().uri("/panic").to_request())
+        .await
+        .err()
+        .expect("a panic surfaces as an error response");
+    let response = error.error_response();
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(response.headers().contains_key("x-request-id"));
+    let bytes = actix_web::body::to_bytes(response.into_body())
+        .await
+        .unwrap();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(
+        body,
+        json!({"error": "SERVICE_INTERNAL_ERROR", "message": "internal error", "details": {}})
+    );
+    // The worker survives: the next request is served.
+    let again = call_service(
+        &app,
+        TestRequest::post()
+            .uri("/echo")
+            .set_json(json!({"name": "x"}))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(again.status(), StatusCode::OK);
+}
+
+#[actix_web::test]
+async fn a_token_without_the_scope_gets_403_with_required_and_granted() {
+    let (state, services) = state();
+    let app = test_app!(state);
+    services
+        .identity
+        .create_user("writer", None, false)
+        .await
+        .unwrap();
+    let (_, token) = services
+        .identity
+        .create_pat(NewPatRequest {
+            user: UserLookup::parse("writer").unwrap(),
+            scopes: Scopes::parse_list("decks:write").unwrap(),
+            name: None,
+            expires_in_days: None,
+        })
+        .await
+        .unwrap();
+    let request = TestRequest::get()
+        .uri("/read")
+        .insert_header(("authorization", format!("Bearer {token}")));
+    let (status, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        body,
+        json!({
+            "error": "SERVICE_INSUFFICIENT_SCOPE",
+            "message": "this request needs decks:read",
+            "details": {"required": ["decks:read"], "granted": ["decks:write"]}
+        })
+    );
+    let anonymous = call_service(&app, TestRequest::get().uri("/read").to_request()).await;
+    assert_eq!(anonymous.status(), StatusCode::NO_CONTENT);
+}

@@ -1,0 +1,141 @@
+#![allow(clippy::expect_used)] // A failure to set up a test app is a failed test.
+
+//! `TestApp`: the real application (services, HTTP stack, server) on an ephemeral port, over
+//! the memory store or an isolated PostgreSQL schema, with the operator's admin commands.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::ServerHandle;
+use anyhow::Context as _;
+use clap::Parser as _;
+use deckhand::cli::{Cli, Command};
+use deckhand_domain::Services;
+use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
+use serde_json::Value;
+
+use crate::db::TestDb;
+
+pub struct TestApp {
+    pub base_url: String,
+    pub client: reqwest::Client,
+    pub services: Services,
+    server: ServerHandle,
+    // Dropped after the server handle is told to stop; keeps the schema alive until then.
+    _db: Option<TestDb>,
+}
+
+/// Which store a `TestApp` runs on.
+pub enum Store {
+    Memory,
+    Postgres,
+}
+
+pub struct TestAppBuilder {
+    store: Store,
+    clock: Option<Arc<dyn Clock>>,
+}
+
+impl TestAppBuilder {
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    pub async fn start(self) -> TestApp {
+        let (repositories, db) = match self.store {
+            Store::Memory => (deckhand_memory::repositories(), None),
+            Store::Postgres => {
+                let db = TestDb::new().await;
+                (db.repositories(), Some(db))
+            }
+        };
+        let mut system = SystemPorts::system();
+        if let Some(clock) = self.clock {
+            system.clock = clock;
+        }
+        TestApp::serve(repositories, system, db)
+    }
+}
+
+impl TestApp {
+    pub fn builder(store: Store) -> TestAppBuilder {
+        TestAppBuilder { store, clock: None }
+    }
+
+    pub async fn memory() -> Self {
+        Self::builder(Store::Memory).start().await
+    }
+
+    pub async fn postgres() -> Self {
+        Self::builder(Store::Postgres).start().await
+    }
+
+    fn serve(repositories: Repositories, system: SystemPorts, db: Option<TestDb>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+        let address = listener.local_addr().expect("the listener's address");
+        let base_url = format!("http://{address}");
+        let services = Services::new(repositories, system);
+        let state = deckhand::server::http_state(services.clone(), base_url.clone())
+            .expect("build the HTTP state");
+        let server = deckhand::server::run(state, listener, Some(1)).expect("start the server");
+        let handle = server.handle();
+        tokio::spawn(server);
+        Self {
+            base_url,
+            client: reqwest::Client::new(),
+            services,
+            server: handle,
+            _db: db,
+        }
+    }
+
+    /// The absolute URL of `path` (which starts with `/`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// The absolute URL of `path` under the public API base.
+    pub fn api(&self, path: &str) -> String {
+        format!("{}/api/public/v1{path}", self.base_url)
+    }
+
+    /// Runs `deckhand admin <args>` against this app's store, through the real argument parser,
+    /// and returns the JSON it would print.
+    pub async fn admin(&self, args: &[&str]) -> anyhow::Result<Value> {
+        let argv = ["deckhand", "admin"].iter().chain(args.iter());
+        let cli = Cli::try_parse_from(argv).context("parsing the admin command line")?;
+        match cli.command {
+            Some(Command::Admin(admin)) => {
+                deckhand::admin::execute(&self.services, admin.command).await
+            }
+            _ => anyhow::bail!("not an admin command"),
+        }
+    }
+
+    /// A new user with a PAT holding `scopes`; returns (user id, token).
+    pub async fn user_with_token(&self, username: &str, scopes: &str) -> (String, String) {
+        let user = self
+            .admin(&["user", "create", "--username", username])
+            .await
+            .expect("create a user");
+        let pat = self
+            .admin(&["pat", "create", "--user", username, "--scopes", scopes])
+            .await
+            .expect("create a PAT");
+        (
+            user["id"].as_str().expect("user id").to_owned(),
+            pat["token"].as_str().expect("token").to_owned(),
+        )
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let stop = self.server.stop(false);
+        // Inside a runtime, let the stop run in the background; the test is over either way.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(stop);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+use deckhand_testkit::app::TestApp;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::support::{assert_envelope, send};
+
+#[tokio::test]
+async fn health_readiness_and_metrics_answer() {
+    let app = TestApp::postgres().await;
+    let (status, _, body) = send(app.client.get(app.url("/healthz"))).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ok"})));
+    let (status, _, body) = send(app.client.get(app.url("/readyz"))).await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ready"})));
+
+    let response = app.client.get(app.url("/metrics")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = response.text().await.unwrap();
+    assert!(
+        text.contains(
+            "deckhand_http_requests_total{method=\"GET\",route=\"/readyz\",status=\"200\"} 1"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("deckhand_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+    assert!(
+        text.contains("deckhand_db_pool_connections{state=\"max\"}"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_get_the_envelope() {
+    let app = TestApp::memory().await;
+    let (status, _, body) = send(app.client.get(app.api("/no/such/route"))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_envelope(&body, "SERVICE_NOT_FOUND");
+
+    let (status, headers, body) = send(app.client.delete(app.api("/_probe/user"))).await;
+    assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);
+    assert_envelope(&body, "SERVICE_METHOD_NOT_ALLOWED");
+    assert_eq!(headers["allow"], "GET, HEAD");
+}
+
+#[tokio::test]
+async fn every_response_carries_a_request_id() {
+    let app = TestApp::memory().await;
+    let (_, headers, _) = send(app.client.get(app.api("/_probe/public"))).await;
+    let generated = headers["x-request-id"].to_str().unwrap();
+    assert!(uuid::Uuid::parse_str(generated).is_ok(), "{generated}");
+
+    let (_, headers, _) = send(
+        app.client
+            .get(app.api("/_probe/public"))
+            .header("x-request-id", "trace-42"),
+    )
+    .await;
+    assert_eq!(headers["x-request-id"], "trace-42");
+
+    let (_, headers, _) = send(
+        app.client
+            .get(app.api("/nowhere"))
+            .header("x-request-id", "bad id with spaces"),
+    )
+    .await;
+    assert_ne!(headers["x-request-id"], "bad id with spaces");
+}
+
+#[tokio::test]
+async fn the_openapi_document_lists_the_operations() {
+    let app = TestApp::memory().await;
+    let (status, _, body) = send(app.client.get(app.api("/openapi.json"))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        body["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        body["openapi"]
+    );
+    for path in ["/api/public/v1/_probe/public", "/api/public/v1/_probe/user"] {
+        assert!(body["paths"][path]["get"].is_object(), "{path} missing");
+    }
+}
