@@ -5,4 +5,5 @@
 
 mod operations;
 mod probes;
+mod resilience;
 mod support;

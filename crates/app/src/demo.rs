@@ -1,6 +1,8 @@
 //! The demo data set: a user and a personal access token holding every scope, so that a fresh
 //! `cargo run` can be tried at once.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use deckhand_domain::Services;
 use deckhand_domain::identity::{NewPatRequest, Scope, UserLookup};
 use serde::Serialize;
@@ -16,14 +18,8 @@ pub struct DemoCredentials {
 pub const DEMO_USERNAME: &str = "demo";
 
 pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
-    let password = deckhand_auth::mint_token(
-        deckhand_auth::TokenKind::PartnerSecret,
-        &services.system.random.bytes32()?,
-    )
-    .split_off("dh_ps_".len())
-    .chars()
-    .take(16)
-    .collect::<String>();
+    // 12 random bytes: 16 URL-safe characters, easy to copy from the banner.
+    let password = URL_SAFE_NO_PAD.encode(&services.system.random.bytes32()?[..12]);
     let user = services
         .identity
         .create_user(DEMO_USERNAME, Some(&password), true)

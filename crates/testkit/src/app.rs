@@ -28,7 +28,10 @@ pub struct TestApp {
 /// Which store a `TestApp` runs on.
 pub enum Store {
     Memory,
+    /// An isolated schema in the shared test cluster.
     Postgres,
+    /// The database at this URL, migrated first (e.g. an [`crate::db::OwnCluster`]).
+    PostgresAt(String),
 }
 
 pub struct TestAppBuilder {
@@ -48,6 +51,15 @@ impl TestAppBuilder {
             Store::Postgres => {
                 let db = TestDb::new().await;
                 (db.repositories(), Some(db))
+            }
+            Store::PostgresAt(url) => {
+                deckhand_postgres::run_migrations(&url)
+                    .await
+                    .expect("migrate the database");
+                let pool = deckhand_postgres::connect(&url, 4)
+                    .await
+                    .expect("connect a pool");
+                (deckhand_postgres::repositories(pool), None)
             }
         };
         let mut system = SystemPorts::system();

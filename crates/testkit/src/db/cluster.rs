@@ -382,3 +382,64 @@ fn log_tail(log: &Path) -> String {
         Err(error) => format!("(could not read it: {error})"),
     }
 }
+
+/// A cluster of a test's own, which it may stop and start under a running application (the
+/// shared one must never be stopped mid-run). It lives beside the shared cluster, in
+/// `<target>/testkit-pg-<name>/` (or under the temp dir when root must), and is stopped on drop.
+pub struct OwnCluster {
+    runner: Runner,
+    layout: Layout,
+}
+
+impl OwnCluster {
+    /// Creates the cluster `name` with empty data (replacing what a previous run left) and
+    /// starts it.
+    pub fn start(name: &str) -> anyhow::Result<Self> {
+        let runner = Runner::detect()?;
+        let folder = format!("testkit-pg-{name}");
+        let mut roots = vec![local_cluster_dir().with_file_name(&folder)];
+        if runner.run_as.is_some() {
+            roots.push(std::env::temp_dir().join(format!("deckhand-{folder}")));
+        }
+        let root = roots
+            .into_iter()
+            .find(|root| runner.prepare(root).is_ok())
+            .with_context(|| format!("no directory {SYSTEM_USER} may use for {folder}"))?;
+        let layout = Layout { root };
+        // Always fresh: a test's own cluster holds only what the test put there.
+        if layout.exists() {
+            if runner.is_running(&layout)? {
+                runner.stop(&layout)?;
+            }
+            fs::remove_dir_all(layout.data())
+                .with_context(|| format!("removing {}", layout.data().display()))?;
+        }
+        runner.init(&layout)?;
+        runner.start(&layout)?;
+        Ok(Self { runner, layout })
+    }
+
+    pub fn url(&self) -> String {
+        self.layout.url()
+    }
+
+    /// Stops the server (fast shutdown: clients are disconnected at once).
+    pub fn stop(&self) -> anyhow::Result<()> {
+        self.runner.stop(&self.layout)
+    }
+
+    /// Starts the server again after [`OwnCluster::stop`].
+    pub fn restart(&self) -> anyhow::Result<()> {
+        self.runner.start(&self.layout)
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        if self.runner.is_running(&self.layout).unwrap_or(false)
+            && let Err(error) = self.runner.stop(&self.layout)
+        {
+            eprintln!("could not stop {}: {error:#}", self.layout.root.display());
+        }
+    }
+}

@@ -11,7 +11,7 @@ use deckhand_postgres::Pool;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, SimpleAsyncConnection as _};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
-pub use cluster::{local_cluster_dir, stop_local_cluster};
+pub use cluster::{OwnCluster, local_cluster_dir, stop_local_cluster};
 
 /// Connections per test: enough for a test's concurrent requests, few enough that many tests
 /// in parallel stay far below the server's `max_connections`.
