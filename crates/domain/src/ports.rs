@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+pub use crate::decks::ports::DeckRepository;
 pub use crate::identity::ports::{PatRepository, UserRepository};
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
@@ -54,6 +55,7 @@ pub struct PoolStatus {
 pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
+    pub decks: Arc<dyn DeckRepository>,
     pub health: Arc<dyn StoreHealth>,
 }
 

@@ -21,6 +21,13 @@ pub(crate) struct Tables {
     pat_by_hash: HashMap<TokenHash, PatId>,
 }
 
+impl Tables {
+    /// A user's current username, as a join on `users` would read it.
+    pub(crate) fn username_of(&self, id: UserId) -> Option<Username> {
+        self.users.get(&id).map(|user| user.username.clone())
+    }
+}
+
 pub(crate) struct MemoryUsers(pub(crate) Store);
 
 #[async_trait]

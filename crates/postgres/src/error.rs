@@ -3,6 +3,7 @@
 //! error carrying [`StoreUnavailable`], and anything else stays an unexpected `anyhow::Error`.
 
 use deckhand_domain::StoreUnavailable;
+use deckhand_domain::decks::ports::{InsertDeckError, ReviseDeckError};
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::PoolError;
@@ -10,6 +11,7 @@ use diesel_async::pooled_connection::deadpool::PoolError;
 // Constraint names from `migrations/`.
 const USERS_USERNAME_KEY: &str = "users_username_key";
 const PATS_USER_ID_FKEY: &str = "personal_access_tokens_user_id_fkey";
+const DECKS_PROVENANCE_KEY: &str = "decks_provenance_key";
 
 /// `cause` as an error whose chain holds `StoreUnavailable`. The cause is kept as text: a context
 /// type is invisible to `anyhow::Error::chain`, which is how the domain looks for the marker.
@@ -61,6 +63,30 @@ pub(crate) fn insert_pat(error: DieselError) -> InsertPatError {
         InsertPatError::UnknownUser
     } else {
         InsertPatError::Unexpected(query(error).context("inserting a personal access token"))
+    }
+}
+
+pub(crate) fn insert_deck(error: DieselError) -> InsertDeckError {
+    if violates(
+        &error,
+        DatabaseErrorKind::UniqueViolation,
+        DECKS_PROVENANCE_KEY,
+    ) {
+        InsertDeckError::DuplicateProvenance
+    } else {
+        InsertDeckError::Unexpected(query(error).context("inserting a deck"))
+    }
+}
+
+pub(crate) fn revise_deck(error: DieselError) -> ReviseDeckError {
+    if violates(
+        &error,
+        DatabaseErrorKind::UniqueViolation,
+        DECKS_PROVENANCE_KEY,
+    ) {
+        ReviseDeckError::DuplicateProvenance
+    } else {
+        ReviseDeckError::Unexpected(query(error).context("saving a deck"))
     }
 }
 

@@ -26,4 +26,77 @@ diesel::table! {
 }
 
 diesel::joinable!(personal_access_tokens -> users (user_id));
-diesel::allow_tables_to_appear_in_same_query!(users, personal_access_tokens);
+
+diesel::table! {
+    decks (id) {
+        id -> Uuid,
+        game -> Text,
+        owner_id -> Uuid,
+        name -> Text,
+        notes -> Text,
+        visibility -> Text,
+        format_id -> Nullable<Uuid>,
+        youtube_url -> Nullable<Text>,
+        thumbnail -> Nullable<Text>,
+        legal -> Bool,
+        archetype -> Nullable<Text>,
+        cards -> Jsonb,
+        featured -> Nullable<Jsonb>,
+        summary -> Jsonb,
+        source_provider -> Text,
+        source_external_id -> Nullable<Text>,
+        source_external_version -> Nullable<Text>,
+        source_external_url -> Nullable<Text>,
+        source_imported_at -> Nullable<Timestamptz>,
+        is_archived -> Bool,
+        has_guide -> Bool,
+        has_sideboard_guide -> Bool,
+        version -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    deck_versions (deck_id, version_number) {
+        deck_id -> Uuid,
+        version_number -> Int4,
+        history_type -> Text,
+        restored_from -> Nullable<Int4>,
+        content -> Jsonb,
+        summary -> Jsonb,
+        edited_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    deck_stats (deck_id) {
+        deck_id -> Uuid,
+        game -> Text,
+        pageviews -> Int8,
+        likes -> Int8,
+        trending -> Float8,
+    }
+}
+
+diesel::table! {
+    deck_views (deck_id, visitor) {
+        deck_id -> Uuid,
+        visitor -> Bytea,
+        counted_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(decks -> users (owner_id));
+diesel::joinable!(deck_versions -> decks (deck_id));
+diesel::joinable!(deck_stats -> decks (deck_id));
+diesel::joinable!(deck_views -> decks (deck_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    users,
+    personal_access_tokens,
+    decks,
+    deck_versions,
+    deck_stats,
+    deck_views,
+);

@@ -7,6 +7,13 @@
 
 use anyhow::Context as _;
 use deckhand_auth::TokenHash;
+use deckhand_domain::decks::ports::{
+    InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
+};
+use deckhand_domain::decks::{
+    Deck, DeckFilters, DeckId, DeckQuery, DeckSort, HistoryType, Page, PageRequest, SortOrder,
+    Visibility, trending,
+};
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use deckhand_domain::identity::{PatId, PersonalAccessToken, Scope, Scopes, User, UserId};
 use deckhand_domain::ports::Repositories;
@@ -14,7 +21,7 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use crate::db::TestDb;
-use crate::fixtures::{now, pat_for, user, username};
+use crate::fixtures::{deck, now, pat_for, user, username};
 
 /// What the suite runs against: a store that stays alive while a test uses its repositories.
 pub trait ContractStore {
@@ -60,6 +67,16 @@ macro_rules! repository_contract_suite {
             a_duplicate_token_hash_is_refused,
             pats_round_trip_scopes_and_timestamps_exactly,
             the_store_answers_a_ping,
+            decks_round_trip_and_start_at_version_one,
+            a_duplicate_provenance_is_refused_per_owner,
+            revisions_bump_the_version_and_append_history,
+            a_refused_revision_changes_nothing,
+            revising_a_missing_deck_is_not_found,
+            lists_show_public_and_own_decks_never_archived_ones,
+            lists_filter_sort_and_page_stably,
+            views_count_once_per_visitor_and_window,
+            trending_ranks_recent_views_first,
+            old_view_records_are_pruned,
             // suite: end
         );
     };
@@ -276,6 +293,533 @@ pub async fn pats_round_trip_scopes_and_timestamps_exactly(repos: &Repositories)
 
 pub async fn the_store_answers_a_ping(repos: &Repositories) -> Outcome {
     repos.health.ping().await
+}
+
+// Decks.
+
+fn update_to(name: &str, at: time::OffsetDateTime) -> Reviser {
+    let name = name.to_owned();
+    Box::new(move |deck: &Deck| {
+        let mut content = deck.content.clone();
+        content.name = name;
+        Ok(Revision {
+            content,
+            summary: deck.summary.clone(),
+            provenance: deck.provenance.clone(),
+            is_archived: deck.is_archived,
+            history_type: HistoryType::Update,
+            at,
+        })
+    })
+}
+
+fn archive(at: time::OffsetDateTime) -> Reviser {
+    Box::new(move |deck: &Deck| {
+        Ok(Revision {
+            content: deck.content.clone(),
+            summary: deck.summary.clone(),
+            provenance: deck.provenance.clone(),
+            is_archived: true,
+            history_type: HistoryType::Update,
+            at,
+        })
+    })
+}
+
+fn list_query(viewer: Option<UserId>) -> DeckQuery {
+    DeckQuery {
+        game: "mtg".into(),
+        viewer,
+        filters: DeckFilters::default(),
+        sort: DeckSort::CreatedAt,
+        order: SortOrder::Asc,
+        page: PageRequest::new(None, None)
+            .map_err(|error| anyhow::anyhow!("{error:?}"))
+            .unwrap_or(PageRequest { page: 1, limit: 20 }),
+    }
+}
+
+fn names(page: &Page<Deck>) -> Vec<String> {
+    page.items
+        .iter()
+        .map(|deck| deck.content.name.clone())
+        .collect()
+}
+
+pub async fn decks_round_trip_and_start_at_version_one(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let mut new = deck(&alice, "Mono Red");
+    new.content.notes = "Go fast. «ünïcode»".into();
+    new.content.visibility = Visibility::Unlisted;
+    new.content.youtube_url = Some("https://youtu.be/x".into());
+    new.content.archetype = Some("Aggro".into());
+    new.provenance.source_external_id = Some("ext-1".into());
+    new.provenance.source_imported_at = Some(datetime!(2026-11-20 10:00:00.000_001 UTC));
+    let inserted = repos.decks.insert(&new).await?;
+    let found = repos
+        .decks
+        .find(new.id)
+        .await?
+        .context("the deck just inserted")?;
+    assert_eq!(found, inserted);
+    assert_eq!(found.content, new.content);
+    assert_eq!(found.provenance, new.provenance);
+    assert_eq!(found.author.username, alice.username);
+    assert_eq!(
+        (found.version, found.pageviews, found.is_archived),
+        (1, 0, false)
+    );
+    assert_eq!(
+        (found.created_at, found.updated_at),
+        (new.created_at, new.created_at)
+    );
+    let history = repos.decks.versions(new.id).await?;
+    assert_eq!(history.len(), 1);
+    assert_eq!(
+        (history[0].version_number, history[0].history_type),
+        (1, HistoryType::Create)
+    );
+    assert_eq!(history[0].content, new.content);
+    assert!(repos.decks.find(DeckId(Uuid::now_v7())).await?.is_none());
+    Ok(())
+}
+
+pub async fn a_duplicate_provenance_is_refused_per_owner(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let imported = |owner: &User, version: Option<&str>| {
+        let mut new = deck(owner, "Imported");
+        new.provenance.source_provider = "moxfield".into();
+        new.provenance.source_external_id = Some("abc".into());
+        new.provenance.source_external_version = version.map(str::to_owned);
+        new
+    };
+    repos.decks.insert(&imported(&alice, None)).await?;
+    // A missing external version reads as "".
+    let again = repos.decks.insert(&imported(&alice, Some(""))).await;
+    assert!(
+        matches!(again, Err(InsertDeckError::DuplicateProvenance)),
+        "{again:?}"
+    );
+    repos.decks.insert(&imported(&alice, Some("v2"))).await?;
+    repos.decks.insert(&imported(&bob, None)).await?;
+    // Without an external id there is nothing to be unique.
+    repos.decks.insert(&deck(&alice, "Manual")).await?;
+    repos.decks.insert(&deck(&alice, "Manual")).await?;
+    Ok(())
+}
+
+pub async fn revisions_bump_the_version_and_append_history(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let new = deck(&alice, "First");
+    repos.decks.insert(&new).await?;
+    let later = new.created_at + time::Duration::seconds(5);
+    let saved = repos
+        .decks
+        .revise(new.id, update_to("Second", later))
+        .await?;
+    assert_eq!((saved.version, saved.content.name.as_str()), (2, "Second"));
+    assert_eq!(saved.updated_at, later);
+    assert_eq!(saved.created_at, new.created_at);
+    let restore = Box::new(move |deck: &Deck| {
+        let mut content = deck.content.clone();
+        content.name = "First".into();
+        Ok(Revision {
+            content,
+            summary: deck.summary.clone(),
+            provenance: deck.provenance.clone(),
+            is_archived: false,
+            history_type: HistoryType::Rollback { restored_from: 1 },
+            at: later,
+        })
+    });
+    repos.decks.revise(new.id, restore).await?;
+    let history = repos.decks.versions(new.id).await?;
+    let summary: Vec<(i32, HistoryType, String)> = history
+        .iter()
+        .map(|version| {
+            (
+                version.version_number,
+                version.history_type,
+                version.content.name.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (1, HistoryType::Create, "First".to_owned()),
+            (2, HistoryType::Update, "Second".to_owned()),
+            (
+                3,
+                HistoryType::Rollback { restored_from: 1 },
+                "First".to_owned()
+            ),
+        ]
+    );
+    let second = repos.decks.version(new.id, 2).await?.context("version 2")?;
+    assert_eq!(second.content.name, "Second");
+    assert!(repos.decks.version(new.id, 4).await?.is_none());
+    Ok(())
+}
+
+pub async fn a_refused_revision_changes_nothing(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let new = deck(&alice, "Kept");
+    repos.decks.insert(&new).await?;
+    let refuse: Reviser = Box::new(|deck: &Deck| {
+        Err(RevisionRefused::PreconditionFailed {
+            current_version: deck.version,
+        })
+    });
+    let outcome = repos.decks.revise(new.id, refuse).await;
+    assert!(
+        matches!(
+            outcome,
+            Err(ReviseDeckError::Refused(
+                RevisionRefused::PreconditionFailed { current_version: 1 }
+            ))
+        ),
+        "{outcome:?}"
+    );
+    let found = repos.decks.find(new.id).await?.context("the deck")?;
+    assert_eq!((found.version, found.content.name.as_str()), (1, "Kept"));
+    assert_eq!(repos.decks.versions(new.id).await?.len(), 1);
+
+    // A revision that would duplicate another deck's provenance is refused whole, too.
+    let mut imported = deck(&alice, "Imported");
+    imported.provenance.source_external_id = Some("x".into());
+    repos.decks.insert(&imported).await?;
+    let copy_provenance: Reviser = Box::new(move |deck: &Deck| {
+        let mut provenance = deck.provenance.clone();
+        provenance.source_external_id = Some("x".into());
+        Ok(Revision {
+            content: deck.content.clone(),
+            summary: deck.summary.clone(),
+            provenance,
+            is_archived: false,
+            history_type: HistoryType::Update,
+            at: deck.updated_at,
+        })
+    });
+    let outcome = repos.decks.revise(new.id, copy_provenance).await;
+    assert!(
+        matches!(outcome, Err(ReviseDeckError::DuplicateProvenance)),
+        "{outcome:?}"
+    );
+    assert_eq!(repos.decks.versions(new.id).await?.len(), 1);
+    Ok(())
+}
+
+pub async fn revising_a_missing_deck_is_not_found(repos: &Repositories) -> Outcome {
+    let outcome = repos
+        .decks
+        .revise(DeckId(Uuid::now_v7()), update_to("x", now()))
+        .await;
+    assert!(
+        matches!(outcome, Err(ReviseDeckError::NotFound)),
+        "{outcome:?}"
+    );
+    Ok(())
+}
+
+pub async fn lists_show_public_and_own_decks_never_archived_ones(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let mut decks = Vec::new();
+    for (owner, name, visibility) in [
+        (&alice, "a-public", Visibility::Public),
+        (&alice, "a-unlisted", Visibility::Unlisted),
+        (&alice, "a-private", Visibility::Private),
+        (&bob, "b-public", Visibility::Public),
+        (&bob, "b-private", Visibility::Private),
+        (&bob, "b-archived", Visibility::Public),
+    ] {
+        let mut new = deck(owner, name);
+        new.content.visibility = visibility;
+        new.created_at += time::Duration::milliseconds(decks.len() as i64);
+        repos.decks.insert(&new).await?;
+        decks.push(new);
+    }
+    let mut other_game = deck(&alice, "a-lorcana");
+    other_game.game = "lorcana".into();
+    repos.decks.insert(&other_game).await?;
+    repos.decks.revise(decks[5].id, archive(now())).await?;
+
+    let anonymous = repos.decks.list(&list_query(None)).await?;
+    assert_eq!(names(&anonymous), ["a-public", "b-public"]);
+    assert_eq!((anonymous.total, anonymous.total_exact), (2, true));
+    let as_alice = repos.decks.list(&list_query(Some(alice.id))).await?;
+    assert_eq!(
+        names(&as_alice),
+        ["a-public", "a-unlisted", "a-private", "b-public"]
+    );
+    let as_bob = repos.decks.list(&list_query(Some(bob.id))).await?;
+    assert_eq!(names(&as_bob), ["a-public", "b-public", "b-private"]);
+    // Archived decks leave lists but stay readable by id.
+    assert!(
+        repos
+            .decks
+            .find(decks[5].id)
+            .await?
+            .is_some_and(|deck| deck.is_archived)
+    );
+    Ok(())
+}
+
+pub async fn lists_filter_sort_and_page_stably(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let created = datetime!(2026-06-01 12:00 UTC);
+    let mut ids = Vec::new();
+    for (index, (owner, name, legal, video)) in [
+        (&alice, "Burn 50%", true, false),
+        (&alice, "burn_it_all", false, true),
+        (&bob, "BURNING Bridges", true, true),
+        (&bob, "Control", true, false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut new = deck(owner, name);
+        // Two decks share a creation instant: the id breaks the tie.
+        new.created_at = created + time::Duration::hours(index.min(2) as i64);
+        new.content.legal = legal;
+        new.content.youtube_url = video.then(|| "https://youtu.be/v".to_owned());
+        repos.decks.insert(&new).await?;
+        ids.push(new.id);
+    }
+    let with = |change: &dyn Fn(&mut DeckQuery)| {
+        let mut query = list_query(None);
+        change(&mut query);
+        query
+    };
+
+    let burn = repos
+        .decks
+        .list(&with(&|q| q.filters.name_contains = Some("bUrN".into())))
+        .await?;
+    assert_eq!(names(&burn), ["Burn 50%", "burn_it_all", "BURNING Bridges"]);
+    // LIKE wildcards in the filter are literal characters.
+    let percent = repos
+        .decks
+        .list(&with(&|q| q.filters.name_contains = Some("50%".into())))
+        .await?;
+    assert_eq!(names(&percent), ["Burn 50%"]);
+    let underscore = repos
+        .decks
+        .list(&with(&|q| q.filters.name_contains = Some("n_i".into())))
+        .await?;
+    assert_eq!(names(&underscore), ["burn_it_all"]);
+
+    let bobs = repos
+        .decks
+        .list(&with(&|q| q.filters.author = Some(bob.id)))
+        .await?;
+    assert_eq!(names(&bobs), ["BURNING Bridges", "Control"]);
+    let legal_videos = repos
+        .decks
+        .list(&with(&|q| {
+            q.filters.is_legal = Some(true);
+            q.filters.has_video = Some(true);
+        }))
+        .await?;
+    assert_eq!(names(&legal_videos), ["BURNING Bridges"]);
+    let window = repos
+        .decks
+        .list(&with(&|q| {
+            q.filters.created_after = Some(created + time::Duration::hours(1));
+            q.filters.created_before = Some(created + time::Duration::hours(2));
+        }))
+        .await?;
+    assert_eq!(window.total, 3, "both bounds are inclusive");
+
+    let descending = repos
+        .decks
+        .list(&with(&|q| q.order = SortOrder::Desc))
+        .await?;
+    let mut tied = [ids[2], ids[3]];
+    tied.sort();
+    tied.reverse();
+    let expected: Vec<DeckId> = [tied[0], tied[1], ids[1], ids[0]].into();
+    assert_eq!(
+        descending
+            .items
+            .iter()
+            .map(|deck| deck.id)
+            .collect::<Vec<_>>(),
+        expected
+    );
+
+    let second_page = repos
+        .decks
+        .list(&with(&|q| {
+            q.order = SortOrder::Desc;
+            q.page = PageRequest { page: 2, limit: 3 };
+        }))
+        .await?;
+    assert_eq!(
+        second_page
+            .items
+            .iter()
+            .map(|deck| deck.id)
+            .collect::<Vec<_>>(),
+        [ids[0]]
+    );
+    assert_eq!((second_page.total, second_page.total_exact), (4, true));
+    let past_the_end = repos
+        .decks
+        .list(&with(&|q| q.page = PageRequest { page: 3, limit: 3 }))
+        .await?;
+    assert!(past_the_end.items.is_empty());
+    assert_eq!(past_the_end.total, 4);
+    Ok(())
+}
+
+pub async fn views_count_once_per_visitor_and_window(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let new = deck(&alice, "Viewed");
+    repos.decks.insert(&new).await?;
+    let hour = time::Duration::hours(1);
+    let at = datetime!(2026-06-01 12:00 UTC);
+    let (first, second) = ([1u8; 32], [2u8; 32]);
+    let count = |visitor: [u8; 32], when: time::OffsetDateTime| {
+        let decks = repos.decks.clone();
+        async move {
+            decks
+                .count_view(new.id, &visitor, when, hour, trending::view_weight(when))
+                .await
+        }
+    };
+    assert_eq!(
+        count(first, at).await?,
+        ViewCount {
+            pageviews: 1,
+            incremented: true
+        }
+    );
+    let soon = at + time::Duration::minutes(59);
+    assert_eq!(
+        count(first, soon).await?,
+        ViewCount {
+            pageviews: 1,
+            incremented: false
+        }
+    );
+    assert_eq!(
+        count(second, soon).await?,
+        ViewCount {
+            pageviews: 2,
+            incremented: true
+        }
+    );
+    // The window runs from the last *counted* view.
+    assert_eq!(
+        count(first, at + hour).await?,
+        ViewCount {
+            pageviews: 3,
+            incremented: true
+        }
+    );
+    assert_eq!(
+        repos
+            .decks
+            .find(new.id)
+            .await?
+            .context("the deck")?
+            .pageviews,
+        3
+    );
+    Ok(())
+}
+
+pub async fn trending_ranks_recent_views_first(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let (old, fresh, unseen) = (
+        deck(&alice, "old"),
+        deck(&alice, "fresh"),
+        deck(&alice, "unseen"),
+    );
+    for new in [&old, &fresh, &unseen] {
+        repos.decks.insert(new).await?;
+    }
+    let hour = time::Duration::hours(1);
+    let then = datetime!(2026-06-01 12:00 UTC);
+    let now = then + time::Duration::days(3);
+    for visitor in 0..5u8 {
+        repos
+            .decks
+            .count_view(
+                old.id,
+                &[visitor; 32],
+                then,
+                hour,
+                trending::view_weight(then),
+            )
+            .await?;
+    }
+    repos
+        .decks
+        .count_view(fresh.id, &[9; 32], now, hour, trending::view_weight(now))
+        .await?;
+    let mut query = list_query(None);
+    query.sort = DeckSort::Trending;
+    query.order = SortOrder::Desc;
+    // Five views three days ago are worth 5/8; one view now is worth 1.
+    assert_eq!(
+        names(&repos.decks.list(&query).await?),
+        ["fresh", "old", "unseen"]
+    );
+    query.sort = DeckSort::Views;
+    assert_eq!(
+        names(&repos.decks.list(&query).await?),
+        ["old", "fresh", "unseen"]
+    );
+    Ok(())
+}
+
+pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let new = deck(&alice, "Viewed");
+    repos.decks.insert(&new).await?;
+    let hour = time::Duration::hours(1);
+    let at = datetime!(2026-06-01 12:00 UTC);
+    repos
+        .decks
+        .count_view(new.id, &[1; 32], at, hour, 0.0)
+        .await?;
+    repos
+        .decks
+        .count_view(new.id, &[2; 32], at + hour, hour, 0.0)
+        .await?;
+    assert_eq!(
+        repos
+            .decks
+            .prune_views(at + time::Duration::minutes(30))
+            .await?,
+        1
+    );
+    // The pruned visitor counts again; the kept one is still inside its window.
+    let again = repos
+        .decks
+        .count_view(new.id, &[1; 32], at + hour, hour, 0.0)
+        .await?;
+    assert!(again.incremented);
+    let kept = repos
+        .decks
+        .count_view(new.id, &[2; 32], at + hour, hour, 0.0)
+        .await?;
+    assert!(!kept.incremented);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -45,3 +45,28 @@ pub fn pat_for(owner: &User) -> PersonalAccessToken {
         revoked_at: None,
     }
 }
+
+/// A public `mtg` deck of `owner` named `name`, with no cards.
+pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck {
+    use deckhand_domain::decks::{DeckContent, DeckId, DeckSummary, Provenance, Visibility};
+    deckhand_domain::decks::ports::NewDeck {
+        id: DeckId(Uuid::now_v7()),
+        game: "mtg".into(),
+        owner: owner.id,
+        content: DeckContent {
+            name: name.into(),
+            notes: String::new(),
+            visibility: Visibility::Public,
+            format_id: None,
+            youtube_url: None,
+            thumbnail: None,
+            legal: true,
+            archetype: None,
+            cards: Vec::new(),
+            featured: None,
+        },
+        summary: DeckSummary::default(),
+        provenance: Provenance::manual(),
+        created_at: now(),
+    }
+}

@@ -48,6 +48,9 @@ fn cannot_start(error: &anyhow::Error) -> String {
     )
 }
 
+/// Advisory lock key serialising extension creation across test processes.
+const EXTENSIONS_LOCK: i64 = 0x6465_636b_6861_6e64;
+
 /// An isolated schema, `test_<random>`, with every migration applied, on the test server.
 ///
 /// Its URL and pool put the schema first on `search_path`, so the adapters see only its tables
@@ -86,7 +89,14 @@ impl TestDb {
             .await
             // Not the URL itself, which may hold a password.
             .context("connecting to the test server")?
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            // Extensions are per database, not per schema: create them once, under a lock,
+            // before parallel tests migrate their schemas (whose `CREATE EXTENSION IF NOT
+            // EXISTS` would otherwise race).
+            .batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({EXTENSIONS_LOCK}); \
+                 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public; COMMIT; \
+                 CREATE SCHEMA {schema}"
+            ))
             .await
             .context("creating the test schema")?;
         let db = Self {

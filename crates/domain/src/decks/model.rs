@@ -1,0 +1,260 @@
+//! Decks as the domain sees them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::identity::{UserId, Username};
+use crate::validation::FieldViolation;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct DeckId(pub Uuid);
+
+impl std::fmt::Display for DeckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Who may see a deck. Through this API `unlisted` and `private` are both owner-only;
+/// `unlisted` is kept distinct for clients that share links by other means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Visibility {
+    Public,
+    Unlisted,
+    Private,
+}
+
+impl Visibility {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Public => "public",
+            Self::Unlisted => "unlisted",
+            Self::Private => "private",
+        }
+    }
+
+    /// The wire form is an array holding exactly one level, matched case-insensitively.
+    pub fn parse_levels(field: &str, levels: &[String]) -> Result<Self, FieldViolation> {
+        let invalid = |message: &str| FieldViolation::new(field, "invalid", message);
+        match levels {
+            [level] => match level.to_ascii_lowercase().as_str() {
+                "public" => Ok(Self::Public),
+                "unlisted" => Ok(Self::Unlisted),
+                "private" => Ok(Self::Private),
+                _ => Err(invalid("must be one of public, unlisted, private")),
+            },
+            [] => Err(invalid(
+                "must hold exactly one of public, unlisted, private",
+            )),
+            _ => Err(invalid("must hold exactly one level, not several")),
+        }
+    }
+
+    pub fn from_stored(value: &str) -> Option<Self> {
+        Self::parse_levels("visibility", &[value.to_owned()]).ok()
+    }
+}
+
+/// Where a featured card is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeaturedSlot {
+    Commander,
+    Companion,
+    Cover,
+}
+
+impl FeaturedSlot {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Commander => "commander",
+            Self::Companion => "companion",
+            Self::Cover => "cover",
+        }
+    }
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Commander => "Commander",
+            Self::Companion => "Companion",
+            Self::Cover => "Cover",
+        }
+    }
+}
+
+/// What a deck keeps of a catalog printing, copied at write time so that reading a deck needs
+/// no catalog lookups (and a later catalog import cannot change a saved version).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CardSnapshot {
+    pub variant_id: Uuid,
+    pub card_id: Uuid,
+    pub name: String,
+    pub set: String,
+    pub collector_number: String,
+    pub type_line: String,
+    pub image_url: Option<String>,
+    pub colors: Vec<String>,
+}
+
+/// One line of a deck: a printing in a section, with a quantity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeckCard {
+    pub section: String,
+    pub quantity: u32,
+    pub foil: bool,
+    pub card: CardSnapshot,
+}
+
+/// A card the owner chose to feature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeaturedChoice {
+    pub slot: FeaturedSlot,
+    pub foil: bool,
+    pub card: CardSnapshot,
+}
+
+/// A featured card as shown: chosen, or derived from the commander and companion sections.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeaturedCard {
+    pub slot: FeaturedSlot,
+    pub slot_key: String,
+    pub label: String,
+    pub sort_order: u32,
+    pub foil: bool,
+    pub card: CardSnapshot,
+}
+
+/// Everything a version captures and a rollback restores.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeckContent {
+    pub name: String,
+    pub notes: String,
+    pub visibility: Visibility,
+    pub format_id: Option<Uuid>,
+    pub youtube_url: Option<String>,
+    pub thumbnail: Option<String>,
+    pub legal: bool,
+    pub archetype: Option<String>,
+    pub cards: Vec<DeckCard>,
+    /// `None` until the owner sets featured cards; then they are derived.
+    pub featured: Option<Vec<FeaturedChoice>>,
+}
+
+/// Figures derived from the content when it is written, so lists need no computation.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeckSummary {
+    pub section_counts: BTreeMap<String, u32>,
+    pub colors: Vec<String>,
+    pub featured_cards: Vec<FeaturedCard>,
+}
+
+/// Where an imported deck came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub source_provider: String,
+    pub source_external_id: Option<String>,
+    pub source_external_version: Option<String>,
+    pub source_external_url: Option<String>,
+    pub source_imported_at: Option<OffsetDateTime>,
+}
+
+impl Provenance {
+    pub fn manual() -> Self {
+        Self {
+            source_provider: "manual".into(),
+            source_external_id: None,
+            source_external_version: None,
+            source_external_url: None,
+            source_imported_at: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Author {
+    pub id: UserId,
+    pub username: Username,
+}
+
+/// A deck as read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deck {
+    pub id: DeckId,
+    pub game: String,
+    pub author: Author,
+    pub content: DeckContent,
+    pub summary: DeckSummary,
+    pub provenance: Provenance,
+    pub is_archived: bool,
+    pub version: i32,
+    pub pageviews: i64,
+    pub likes: i64,
+    pub has_guide: bool,
+    pub has_sideboard_guide: bool,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+impl Deck {
+    pub fn is_owned_by(&self, user: Option<UserId>) -> bool {
+        user == Some(self.author.id)
+    }
+
+    /// Public decks are visible to all; unlisted and private ones to their owner only.
+    pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
+        self.content.visibility == Visibility::Public || self.is_owned_by(viewer)
+    }
+}
+
+/// How a version came to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HistoryType {
+    Create,
+    Update,
+    Rollback { restored_from: i32 },
+}
+
+impl HistoryType {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Rollback { .. } => "rollback",
+        }
+    }
+}
+
+/// One entry of a deck's history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeckVersion {
+    pub version_number: i32,
+    pub history_type: HistoryType,
+    pub content: DeckContent,
+    pub summary: DeckSummary,
+    pub edited_at: OffsetDateTime,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visibility_is_one_level_matched_case_insensitively() {
+        assert_eq!(
+            Visibility::parse_levels("v", &["Public".into()]),
+            Ok(Visibility::Public)
+        );
+        assert_eq!(
+            Visibility::parse_levels("v", &["UNLISTED".into()]),
+            Ok(Visibility::Unlisted)
+        );
+        assert!(Visibility::parse_levels("v", &[]).is_err());
+        assert!(Visibility::parse_levels("v", &["public".into(), "private".into()]).is_err());
+        assert!(Visibility::parse_levels("v", &["friends".into()]).is_err());
+    }
+}

@@ -1,0 +1,114 @@
+//! Deck ports. See the crate's error contract in [`crate::ports`].
+
+use async_trait::async_trait;
+use time::{Duration, OffsetDateTime};
+
+use super::model::{Deck, DeckContent, DeckId, DeckSummary, DeckVersion, HistoryType, Provenance};
+use super::query::{DeckQuery, Page};
+use crate::identity::UserId;
+
+/// A deck to store, with its first history record (`create`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewDeck {
+    pub id: DeckId,
+    pub game: String,
+    pub owner: UserId,
+    pub content: DeckContent,
+    pub summary: DeckSummary,
+    pub provenance: Provenance,
+    pub created_at: OffsetDateTime,
+}
+
+/// The state a save writes, decided by a [`Reviser`] from the locked current deck.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    pub content: DeckContent,
+    pub summary: DeckSummary,
+    pub provenance: Provenance,
+    pub is_archived: bool,
+    pub history_type: HistoryType,
+    pub at: OffsetDateTime,
+}
+
+/// Why a reviser declined to save.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RevisionRefused {
+    /// The caller may not write this deck (answered as "not found": hidden is not forbidden).
+    #[error("no such deck")]
+    NotFound,
+    /// `If-Match` named another version.
+    #[error("the deck is at version {current_version}")]
+    PreconditionFailed { current_version: i32 },
+}
+
+/// Decides a deck's next state from its current one. Runs while the store holds the deck
+/// locked, so it must be pure: everything it needs is fetched before.
+pub type Reviser = Box<dyn FnOnce(&Deck) -> Result<Revision, RevisionRefused> + Send>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum InsertDeckError {
+    /// The owner already has a deck with this provider, external id and external version.
+    #[error("duplicate provenance")]
+    DuplicateProvenance,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReviseDeckError {
+    #[error("no such deck")]
+    NotFound,
+    #[error(transparent)]
+    Refused(RevisionRefused),
+    #[error("duplicate provenance")]
+    DuplicateProvenance,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// The outcome of registering a view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewCount {
+    pub pageviews: i64,
+    pub incremented: bool,
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait DeckRepository: Send + Sync {
+    /// Stores the deck, zeroed counters and history record 1, atomically.
+    /// `DuplicateProvenance` when the owner has the same provenance triple already.
+    async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError>;
+
+    /// The deck, whatever its visibility or archive state; the service judges access.
+    async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>>;
+
+    /// Locks the deck, asks `reviser` for the next state, and stores it as version + 1 with one
+    /// history record, in one transaction: concurrent saves serialise and none is lost.
+    /// `NotFound` when there is no such deck; `Refused` passes the reviser's refusal on.
+    async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError>;
+
+    /// The history, oldest first (position 1 is the create record).
+    async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>>;
+
+    /// One history record.
+    async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>>;
+
+    /// One page of decks; the total counts at most `RESULT_WINDOW + 1` matches.
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>>;
+
+    /// Counts a view by `visitor` (a keyed hash) unless that visitor has a counted view of the
+    /// deck within `window`, and adds `trending_weight` to the decayed trending score in the
+    /// same statement. Atomic: parallel first views by one visitor count once.
+    async fn count_view(
+        &self,
+        id: DeckId,
+        visitor: &[u8; 32],
+        now: OffsetDateTime,
+        window: Duration,
+        trending_weight: f64,
+    ) -> anyhow::Result<ViewCount>;
+
+    /// Deletes view records older than `before`; returns how many.
+    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
+}

@@ -1,0 +1,181 @@
+//! Listing decks: filters, sort, and the page window.
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::identity::UserId;
+use crate::validation::{FieldViolation, Violations};
+
+/// The deepest item a list may reach (`page * limit`); narrow the filters to go further.
+pub const RESULT_WINDOW: u32 = 10_000;
+pub const DEFAULT_PAGE_SIZE: u32 = 20;
+pub const MAX_PAGE_SIZE: u32 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeckSort {
+    CreatedAt,
+    #[default]
+    EditedAt,
+    Likes,
+    Trending,
+    Views,
+}
+
+impl DeckSort {
+    pub fn parse(value: &str) -> Result<Self, FieldViolation> {
+        match value {
+            "createdAt" => Ok(Self::CreatedAt),
+            "editedAt" => Ok(Self::EditedAt),
+            "likes" => Ok(Self::Likes),
+            "trending" => Ok(Self::Trending),
+            "views" => Ok(Self::Views),
+            _ => Err(FieldViolation::new(
+                "sort",
+                "invalid",
+                "must be one of createdAt, editedAt, likes, trending, views",
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortOrder {
+    Asc,
+    #[default]
+    Desc,
+}
+
+impl SortOrder {
+    pub fn parse(value: &str) -> Result<Self, FieldViolation> {
+        match value {
+            "asc" => Ok(Self::Asc),
+            "desc" => Ok(Self::Desc),
+            _ => Err(FieldViolation::new(
+                "order",
+                "invalid",
+                "must be asc or desc",
+            )),
+        }
+    }
+}
+
+/// A 1-based page of `limit` items inside the result window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageRequest {
+    pub page: u32,
+    pub limit: u32,
+}
+
+impl PageRequest {
+    pub fn new(page: Option<u32>, limit: Option<u32>) -> Result<Self, Violations> {
+        let page = page.unwrap_or(1);
+        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE);
+        let mut violations = Violations::default();
+        if page < 1 {
+            violations.push(FieldViolation::new("page", "range", "must be at least 1"));
+        }
+        if !(1..=MAX_PAGE_SIZE).contains(&limit) {
+            violations.push(FieldViolation::new("limit", "range", "must be 1 to 100"));
+        }
+        if violations.0.is_empty() && u64::from(page) * u64::from(limit) > u64::from(RESULT_WINDOW)
+        {
+            violations.push(FieldViolation::new(
+                "page",
+                "window",
+                "page * limit may not exceed 10000; narrow the filters (e.g. editedAfter) to go deeper",
+            ));
+        }
+        violations.into_result(Self { page, limit })
+    }
+
+    pub fn offset(&self) -> u32 {
+        (self.page - 1) * self.limit
+    }
+}
+
+/// Every filter of the deck list, already validated.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeckFilters {
+    pub author: Option<UserId>,
+    pub created_after: Option<OffsetDateTime>,
+    pub created_before: Option<OffsetDateTime>,
+    pub edited_after: Option<OffsetDateTime>,
+    pub edited_before: Option<OffsetDateTime>,
+    pub format_id: Option<Uuid>,
+    pub has_guide: Option<bool>,
+    pub has_sideboard_guide: Option<bool>,
+    pub has_video: Option<bool>,
+    pub is_legal: Option<bool>,
+    /// Case-insensitive substring of the name.
+    pub name_contains: Option<String>,
+}
+
+/// One list request as the store runs it: archived decks are always left out; `viewer`'s own
+/// unlisted and private decks are included besides every public one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeckQuery {
+    pub game: String,
+    pub viewer: Option<UserId>,
+    pub filters: DeckFilters,
+    pub sort: DeckSort,
+    pub order: SortOrder,
+    pub page: PageRequest,
+}
+
+/// A page of results with the count of all matches, capped at the result window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub total: u64,
+    /// False when the count reached the cap and stopped there.
+    pub total_exact: bool,
+}
+
+impl<T> Page<T> {
+    /// Builds the page from a count that was taken with `LIMIT RESULT_WINDOW + 1`.
+    pub fn with_capped_total(items: Vec<T>, counted: u64) -> Self {
+        let cap = u64::from(RESULT_WINDOW);
+        Self {
+            items,
+            total: counted.min(cap),
+            total_exact: counted <= cap,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_default_and_stay_inside_the_window() {
+        assert_eq!(
+            PageRequest::new(None, None).unwrap(),
+            PageRequest { page: 1, limit: 20 }
+        );
+        assert_eq!(
+            PageRequest::new(Some(100), Some(100)).unwrap().offset(),
+            9_900
+        );
+        assert!(PageRequest::new(Some(101), Some(100)).is_err());
+        assert!(PageRequest::new(Some(0), None).is_err());
+        assert!(PageRequest::new(None, Some(0)).is_err());
+        assert!(PageRequest::new(None, Some(101)).is_err());
+    }
+
+    #[test]
+    fn totals_past_the_window_are_capped_and_flagged() {
+        let page = Page::<()>::with_capped_total(vec![], 10_001);
+        assert_eq!((page.total, page.total_exact), (10_000, false));
+        let page = Page::<()>::with_capped_total(vec![], 10_000);
+        assert_eq!((page.total, page.total_exact), (10_000, true));
+    }
+
+    #[test]
+    fn sort_and_order_take_only_their_names() {
+        assert_eq!(DeckSort::parse("trending").unwrap(), DeckSort::Trending);
+        assert!(DeckSort::parse("Trending").is_err());
+        assert_eq!(SortOrder::parse("asc").unwrap(), SortOrder::Asc);
+        assert!(SortOrder::parse("up").is_err());
+    }
+}

@@ -1,0 +1,95 @@
+//! Field-level validation errors, collected so a client learns every problem at once.
+
+use serde::Serialize;
+
+/// One invalid field: its name as the client wrote it, a stable code, and a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldViolation {
+    pub field: String,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl FieldViolation {
+    pub fn new(field: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// Every violation of one request.
+#[derive(Debug, Clone, Default, PartialEq, Eq, thiserror::Error)]
+#[error("{} invalid field(s)", .0.len())]
+pub struct Violations(pub Vec<FieldViolation>);
+
+impl Violations {
+    pub fn push(&mut self, violation: FieldViolation) {
+        self.0.push(violation);
+    }
+
+    /// Keeps the value when it parsed, records the violation when not.
+    pub fn check<T>(&mut self, result: Result<T, FieldViolation>) -> Option<T> {
+        result.map_err(|violation| self.push(violation)).ok()
+    }
+
+    pub fn into_result<T>(self, value: T) -> Result<T, Violations> {
+        if self.0.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
+    }
+}
+
+/// A string of `min..=max` Unicode scalar values (what clients count as characters).
+pub fn bounded_text(
+    field: &str,
+    value: &str,
+    min: usize,
+    max: usize,
+) -> Result<String, FieldViolation> {
+    let length = value.chars().count();
+    if length < min || length > max {
+        let message = if min == 0 {
+            format!("must be at most {max} characters")
+        } else {
+            format!("must be {min} to {max} characters")
+        };
+        return Err(FieldViolation::new(field, "length", message));
+    }
+    Ok(value.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_count_characters_not_bytes() {
+        assert!(bounded_text("name", "ééé", 1, 3).is_ok());
+        assert_eq!(bounded_text("name", "", 1, 3).unwrap_err().code, "length");
+        assert!(
+            bounded_text("name", "abcd", 0, 3)
+                .unwrap_err()
+                .message
+                .contains("at most 3")
+        );
+    }
+
+    #[test]
+    fn violations_collect_every_problem() {
+        let mut violations = Violations::default();
+        assert_eq!(violations.check(bounded_text("a", "", 1, 2)), None);
+        assert_eq!(
+            violations.check(bounded_text("b", "ok", 1, 2)),
+            Some("ok".into())
+        );
+        assert_eq!(violations.check(bounded_text("c", "toolong", 1, 2)), None);
+        let fields: Vec<_> = violations.clone().0.into_iter().map(|v| v.field).collect();
+        assert_eq!(fields, ["a", "c"]);
+        assert!(violations.into_result(()).is_err());
+    }
+}

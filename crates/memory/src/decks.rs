@@ -1,0 +1,311 @@
+//! Decks in memory, with the same promises as the PostgreSQL adapter: the provenance triple is
+//! unique per owner, saves of one deck serialise (the store's mutex), views dedupe atomically.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use deckhand_domain::decks::ports::{
+    DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, ViewCount,
+};
+use deckhand_domain::decks::trending::{self, UNVIEWED};
+use deckhand_domain::decks::{
+    Author, Deck, DeckFilters, DeckId, DeckQuery, DeckSort, DeckVersion, HistoryType, Page,
+    Provenance, RESULT_WINDOW, SortOrder, Visibility,
+};
+use deckhand_domain::identity::UserId;
+use time::{Duration, OffsetDateTime};
+
+use crate::{State, Store};
+
+#[derive(Debug, Default)]
+pub(crate) struct Tables {
+    decks: HashMap<DeckId, Stored>,
+    views: HashMap<(DeckId, [u8; 32]), OffsetDateTime>,
+}
+
+#[derive(Debug)]
+struct Stored {
+    deck: Deck,
+    versions: Vec<DeckVersion>,
+    trending: f64,
+}
+
+/// The key the provenance uniqueness applies to, when an external id is given.
+fn provenance_key(
+    owner: UserId,
+    provenance: &Provenance,
+) -> Option<(UserId, String, String, String)> {
+    provenance.source_external_id.as_ref().map(|external_id| {
+        (
+            owner,
+            provenance.source_provider.clone(),
+            external_id.clone(),
+            provenance
+                .source_external_version
+                .clone()
+                .unwrap_or_default(),
+        )
+    })
+}
+
+impl Tables {
+    fn provenance_taken(
+        &self,
+        owner: UserId,
+        provenance: &Provenance,
+        except: Option<DeckId>,
+    ) -> bool {
+        let Some(key) = provenance_key(owner, provenance) else {
+            return false;
+        };
+        self.decks.values().any(|stored| {
+            Some(stored.deck.id) != except
+                && provenance_key(stored.deck.author.id, &stored.deck.provenance).as_ref()
+                    == Some(&key)
+        })
+    }
+}
+
+/// The deck with its author's current username, as a join would give it.
+fn read(state: &State, stored: &Stored) -> anyhow::Result<Deck> {
+    let mut deck = stored.deck.clone();
+    deck.author.username = state
+        .identity
+        .username_of(deck.author.id)
+        .ok_or_else(|| anyhow::anyhow!("deck {} has no owner", deck.id))?;
+    Ok(deck)
+}
+
+fn matches(deck: &Deck, query: &DeckQuery) -> bool {
+    let DeckFilters {
+        author,
+        created_after,
+        created_before,
+        edited_after,
+        edited_before,
+        format_id,
+        has_guide,
+        has_sideboard_guide,
+        has_video,
+        is_legal,
+        name_contains,
+    } = &query.filters;
+    let visible = deck.content.visibility == Visibility::Public
+        || query.viewer.is_some_and(|viewer| viewer == deck.author.id);
+    let within =
+        |value: OffsetDateTime, after: &Option<OffsetDateTime>, before: &Option<OffsetDateTime>| {
+            after.is_none_or(|after| value >= after) && before.is_none_or(|before| value <= before)
+        };
+    let flag = |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
+    deck.game == query.game
+        && !deck.is_archived
+        && visible
+        && author.is_none_or(|author| author == deck.author.id)
+        && within(deck.created_at, created_after, created_before)
+        && within(deck.updated_at, edited_after, edited_before)
+        && format_id.is_none_or(|format| deck.content.format_id == Some(format))
+        && flag(has_guide, deck.has_guide)
+        && flag(has_sideboard_guide, deck.has_sideboard_guide)
+        && flag(has_video, deck.content.youtube_url.is_some())
+        && flag(is_legal, deck.content.legal)
+        && name_contains.as_ref().is_none_or(|needle| {
+            deck.content
+                .name
+                .to_lowercase()
+                .contains(&needle.to_lowercase())
+        })
+}
+
+fn compare(a: &Stored, b: &Stored, sort: DeckSort) -> Ordering {
+    let key = match sort {
+        DeckSort::CreatedAt => a.deck.created_at.cmp(&b.deck.created_at),
+        DeckSort::EditedAt => a.deck.updated_at.cmp(&b.deck.updated_at),
+        DeckSort::Views => a.deck.pageviews.cmp(&b.deck.pageviews),
+        DeckSort::Likes => a.deck.likes.cmp(&b.deck.likes),
+        DeckSort::Trending => a.trending.total_cmp(&b.trending),
+    };
+    key.then_with(|| a.deck.id.cmp(&b.deck.id))
+}
+
+pub(crate) struct MemoryDecks(pub(crate) Store);
+
+#[async_trait]
+impl DeckRepository for MemoryDecks {
+    async fn insert(&self, new: &NewDeck) -> Result<Deck, InsertDeckError> {
+        let mut state = self.0.lock();
+        let username = state
+            .identity
+            .username_of(new.owner)
+            .ok_or_else(|| anyhow::anyhow!("no user {} to own a deck", new.owner))?;
+        if state
+            .decks
+            .provenance_taken(new.owner, &new.provenance, None)
+        {
+            return Err(InsertDeckError::DuplicateProvenance);
+        }
+        if state.decks.decks.contains_key(&new.id) {
+            return Err(anyhow::anyhow!("deck {} already exists", new.id).into());
+        }
+        let deck = Deck {
+            id: new.id,
+            game: new.game.clone(),
+            author: Author {
+                id: new.owner,
+                username,
+            },
+            content: new.content.clone(),
+            summary: new.summary.clone(),
+            provenance: new.provenance.clone(),
+            is_archived: false,
+            version: 1,
+            pageviews: 0,
+            likes: 0,
+            has_guide: false,
+            has_sideboard_guide: false,
+            created_at: new.created_at,
+            updated_at: new.created_at,
+        };
+        let first = DeckVersion {
+            version_number: 1,
+            history_type: HistoryType::Create,
+            content: new.content.clone(),
+            summary: new.summary.clone(),
+            edited_at: new.created_at,
+        };
+        state.decks.decks.insert(
+            new.id,
+            Stored {
+                deck: deck.clone(),
+                versions: vec![first],
+                trending: UNVIEWED,
+            },
+        );
+        Ok(deck)
+    }
+
+    async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>> {
+        let state = self.0.lock();
+        state
+            .decks
+            .decks
+            .get(&id)
+            .map(|stored| read(&state, stored))
+            .transpose()
+    }
+
+    async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
+        let mut state = self.0.lock();
+        let current = match state.decks.decks.get(&id) {
+            Some(stored) => read(&state, stored)?,
+            None => return Err(ReviseDeckError::NotFound),
+        };
+        let revision = reviser(&current).map_err(ReviseDeckError::Refused)?;
+        if state
+            .decks
+            .provenance_taken(current.author.id, &revision.provenance, Some(id))
+        {
+            return Err(ReviseDeckError::DuplicateProvenance);
+        }
+        let stored = state
+            .decks
+            .decks
+            .get_mut(&id)
+            .ok_or(ReviseDeckError::NotFound)?;
+        let deck = &mut stored.deck;
+        deck.content = revision.content.clone();
+        deck.summary = revision.summary.clone();
+        deck.provenance = revision.provenance;
+        deck.is_archived = revision.is_archived;
+        deck.version += 1;
+        deck.updated_at = revision.at;
+        stored.versions.push(DeckVersion {
+            version_number: deck.version,
+            history_type: revision.history_type,
+            content: revision.content,
+            summary: revision.summary,
+            edited_at: revision.at,
+        });
+        let mut saved = stored.deck.clone();
+        saved.author = current.author;
+        Ok(saved)
+    }
+
+    async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
+        let state = self.0.lock();
+        Ok(state
+            .decks
+            .decks
+            .get(&id)
+            .map(|stored| stored.versions.clone())
+            .unwrap_or_default())
+    }
+
+    async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
+        let state = self.0.lock();
+        Ok(state.decks.decks.get(&id).and_then(|stored| {
+            stored
+                .versions
+                .iter()
+                .find(|version| version.version_number == number)
+                .cloned()
+        }))
+    }
+
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
+        let state = self.0.lock();
+        let mut found: Vec<&Stored> = state
+            .decks
+            .decks
+            .values()
+            .filter(|stored| matches(&stored.deck, query))
+            .collect();
+        found.sort_by(|a, b| match query.order {
+            SortOrder::Asc => compare(a, b, query.sort),
+            SortOrder::Desc => compare(b, a, query.sort),
+        });
+        let counted = found.len().min(RESULT_WINDOW as usize + 1) as u64;
+        let items = found
+            .into_iter()
+            .skip(query.page.offset() as usize)
+            .take(query.page.limit as usize)
+            .map(|stored| read(&state, stored))
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Page::with_capped_total(items, counted))
+    }
+
+    async fn count_view(
+        &self,
+        id: DeckId,
+        visitor: &[u8; 32],
+        now: OffsetDateTime,
+        window: Duration,
+        trending_weight: f64,
+    ) -> anyhow::Result<ViewCount> {
+        let mut state = self.0.lock();
+        let tables = &mut state.decks;
+        let stored = tables
+            .decks
+            .get_mut(&id)
+            .ok_or_else(|| anyhow::anyhow!("no deck {id} to count a view of"))?;
+        let last = tables.views.get(&(id, *visitor)).copied();
+        let counts = last.is_none_or(|last| last <= now - window);
+        if counts {
+            tables.views.insert((id, *visitor), now);
+            stored.deck.pageviews += 1;
+            stored.trending = trending::add_view(stored.trending, trending_weight);
+        }
+        Ok(ViewCount {
+            pageviews: stored.deck.pageviews,
+            incremented: counts,
+        })
+    }
+
+    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        let mut state = self.0.lock();
+        let views = &mut state.decks.views;
+        let count = views.len();
+        views.retain(|_, counted_at| *counted_at >= before);
+        Ok((count - views.len()) as u64)
+    }
+}

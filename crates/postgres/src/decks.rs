@@ -1,0 +1,669 @@
+//! Decks over PostgreSQL. Reads go through one SELECT (`DECK_SELECT`) so every read maps rows
+//! the same way; the list query is assembled from the filters with bind parameters only.
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use deckhand_domain::decks::ports::{
+    DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
+    ViewCount,
+};
+use deckhand_domain::decks::{
+    Author, Deck, DeckContent, DeckId, DeckQuery, DeckSort, DeckSummary, DeckVersion, HistoryType,
+    Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+};
+use deckhand_domain::identity::{UserId, Username};
+use diesel::pg::Pg;
+use diesel::prelude::*;
+use diesel::query_builder::BoxedSqlQuery;
+use diesel::sql_types::{
+    Bool, Bytea, Float8, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use serde_json::Value;
+use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
+
+use crate::error;
+use crate::pool::{Pool, checkout};
+use crate::schema::{deck_stats, deck_versions, decks};
+
+const DECK_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, \
+     d.visibility, d.format_id, d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, \
+     d.featured, d.summary, d.source_provider, d.source_external_id, d.source_external_version, \
+     d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
+     d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes \
+     FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id";
+
+#[derive(Debug, QueryableByName)]
+struct DeckRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    game: String,
+    #[diesel(sql_type = SqlUuid)]
+    owner_id: Uuid,
+    #[diesel(sql_type = Text)]
+    username: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    notes: String,
+    #[diesel(sql_type = Text)]
+    visibility: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    format_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    youtube_url: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    thumbnail: Option<String>,
+    #[diesel(sql_type = Bool)]
+    legal: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    archetype: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    cards: Value,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    featured: Option<Value>,
+    #[diesel(sql_type = Jsonb)]
+    summary: Value,
+    #[diesel(sql_type = Text)]
+    source_provider: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_external_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_external_version: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_external_url: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    source_imported_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Bool)]
+    is_archived: bool,
+    #[diesel(sql_type = Bool)]
+    has_guide: bool,
+    #[diesel(sql_type = Bool)]
+    has_sideboard_guide: bool,
+    #[diesel(sql_type = Int4)]
+    version: i32,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: OffsetDateTime,
+    #[diesel(sql_type = Int8)]
+    pageviews: i64,
+    #[diesel(sql_type = Int8)]
+    likes: i64,
+}
+
+impl DeckRow {
+    fn into_domain(self) -> anyhow::Result<Deck> {
+        let context = || format!("deck {} has invalid stored data", self.id);
+        let visibility = Visibility::from_stored(&self.visibility).with_context(context)?;
+        let username = Username::parse(&self.username).with_context(context)?;
+        let cards = serde_json::from_value(self.cards).with_context(context)?;
+        let featured = self
+            .featured
+            .map(serde_json::from_value)
+            .transpose()
+            .with_context(context)?;
+        let summary = serde_json::from_value(self.summary).with_context(context)?;
+        Ok(Deck {
+            id: DeckId(self.id),
+            game: self.game,
+            author: Author {
+                id: UserId(self.owner_id),
+                username,
+            },
+            content: DeckContent {
+                name: self.name,
+                notes: self.notes,
+                visibility,
+                format_id: self.format_id,
+                youtube_url: self.youtube_url,
+                thumbnail: self.thumbnail,
+                legal: self.legal,
+                archetype: self.archetype,
+                cards,
+                featured,
+            },
+            summary,
+            provenance: Provenance {
+                source_provider: self.source_provider,
+                source_external_id: self.source_external_id,
+                source_external_version: self.source_external_version,
+                source_external_url: self.source_external_url,
+                source_imported_at: self.source_imported_at,
+            },
+            is_archived: self.is_archived,
+            version: self.version,
+            pageviews: self.pageviews,
+            likes: self.likes,
+            has_guide: self.has_guide,
+            has_sideboard_guide: self.has_sideboard_guide,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = deck_versions, check_for_backend(Pg))]
+struct VersionRow {
+    version_number: i32,
+    history_type: String,
+    restored_from: Option<i32>,
+    content: Value,
+    summary: Value,
+    edited_at: OffsetDateTime,
+}
+
+impl VersionRow {
+    fn into_domain(self) -> anyhow::Result<DeckVersion> {
+        let history_type = match (self.history_type.as_str(), self.restored_from) {
+            ("create", None) => HistoryType::Create,
+            ("update", None) => HistoryType::Update,
+            ("rollback", Some(restored_from)) => HistoryType::Rollback { restored_from },
+            (other, _) => anyhow::bail!("unknown stored history type {other:?}"),
+        };
+        Ok(DeckVersion {
+            version_number: self.version_number,
+            history_type,
+            content: serde_json::from_value(self.content).context("a stored version's content")?,
+            summary: serde_json::from_value(self.summary).context("a stored version's summary")?,
+            edited_at: self.edited_at,
+        })
+    }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> QueryResult<Value> {
+    serde_json::to_value(value)
+        .map_err(|error| diesel::result::Error::SerializationError(Box::new(error)))
+}
+
+fn restored_from(history_type: HistoryType) -> Option<i32> {
+    match history_type {
+        HistoryType::Rollback { restored_from } => Some(restored_from),
+        HistoryType::Create | HistoryType::Update => None,
+    }
+}
+
+async fn load_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeckRow>> {
+    diesel::sql_query(format!("{DECK_SELECT} WHERE d.id = $1"))
+        .bind::<SqlUuid, _>(id)
+        .get_result(conn)
+        .await
+        .optional()
+}
+
+async fn insert_version(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    number: i32,
+    history_type: HistoryType,
+    content: &DeckContent,
+    summary: &DeckSummary,
+    at: OffsetDateTime,
+) -> QueryResult<()> {
+    diesel::insert_into(deck_versions::table)
+        .values((
+            deck_versions::deck_id.eq(id),
+            deck_versions::version_number.eq(number),
+            deck_versions::history_type.eq(history_type.as_str()),
+            deck_versions::restored_from.eq(restored_from(history_type)),
+            deck_versions::content.eq(json(content)?),
+            deck_versions::summary.eq(json(summary)?),
+            deck_versions::edited_at.eq(at),
+        ))
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResult<()> {
+    let content = &deck.content;
+    let provenance = &deck.provenance;
+    diesel::insert_into(decks::table)
+        .values((
+            decks::id.eq(deck.id.0),
+            decks::game.eq(&deck.game),
+            decks::owner_id.eq(deck.owner.0),
+            decks::name.eq(&content.name),
+            decks::notes.eq(&content.notes),
+            decks::visibility.eq(content.visibility.as_str()),
+            decks::format_id.eq(content.format_id),
+            decks::youtube_url.eq(&content.youtube_url),
+            decks::thumbnail.eq(&content.thumbnail),
+            decks::legal.eq(content.legal),
+            decks::archetype.eq(&content.archetype),
+            decks::cards.eq(json(&content.cards)?),
+            decks::featured.eq(content.featured.as_ref().map(json).transpose()?),
+            decks::summary.eq(json(&deck.summary)?),
+            decks::source_provider.eq(&provenance.source_provider),
+            decks::source_external_id.eq(&provenance.source_external_id),
+            decks::source_external_version.eq(&provenance.source_external_version),
+            decks::source_external_url.eq(&provenance.source_external_url),
+            decks::source_imported_at.eq(provenance.source_imported_at),
+            decks::version.eq(1),
+            decks::created_at.eq(deck.created_at),
+            decks::updated_at.eq(deck.created_at),
+        ))
+        .execute(conn)
+        .await?;
+    diesel::insert_into(deck_stats::table)
+        .values((
+            deck_stats::deck_id.eq(deck.id.0),
+            deck_stats::game.eq(&deck.game),
+        ))
+        .execute(conn)
+        .await?;
+    insert_version(
+        conn,
+        deck.id.0,
+        1,
+        HistoryType::Create,
+        content,
+        &deck.summary,
+        deck.created_at,
+    )
+    .await
+}
+
+/// Writes `revision` as the version after `current`.
+async fn write_revision(
+    conn: &mut AsyncPgConnection,
+    id: Uuid,
+    current: i32,
+    revision: &Revision,
+) -> QueryResult<()> {
+    let content = &revision.content;
+    let provenance = &revision.provenance;
+    let next = current + 1;
+    diesel::update(decks::table.find(id))
+        .set((
+            decks::name.eq(&content.name),
+            decks::notes.eq(&content.notes),
+            decks::visibility.eq(content.visibility.as_str()),
+            decks::format_id.eq(content.format_id),
+            decks::youtube_url.eq(&content.youtube_url),
+            decks::thumbnail.eq(&content.thumbnail),
+            decks::legal.eq(content.legal),
+            decks::archetype.eq(&content.archetype),
+            decks::cards.eq(json(&content.cards)?),
+            decks::featured.eq(content.featured.as_ref().map(json).transpose()?),
+            decks::summary.eq(json(&revision.summary)?),
+            decks::source_provider.eq(&provenance.source_provider),
+            decks::source_external_id.eq(&provenance.source_external_id),
+            decks::source_external_version.eq(&provenance.source_external_version),
+            decks::source_external_url.eq(&provenance.source_external_url),
+            decks::source_imported_at.eq(provenance.source_imported_at),
+            decks::is_archived.eq(revision.is_archived),
+            decks::version.eq(next),
+            decks::updated_at.eq(revision.at),
+        ))
+        .execute(conn)
+        .await?;
+    insert_version(
+        conn,
+        id,
+        next,
+        revision.history_type,
+        content,
+        &revision.summary,
+        revision.at,
+    )
+    .await
+}
+
+/// What can end a revise transaction (rolling it back).
+enum ReviseFailure {
+    Database(diesel::result::Error),
+    NotFound,
+    Refused(RevisionRefused),
+    Corrupt(anyhow::Error),
+}
+
+impl From<diesel::result::Error> for ReviseFailure {
+    fn from(error: diesel::result::Error) -> Self {
+        Self::Database(error)
+    }
+}
+
+/// One bind parameter of the list query.
+enum Bind {
+    Text(String),
+    Uuid(Uuid),
+    Time(OffsetDateTime),
+    Bool(bool),
+    Int(i64),
+}
+
+/// The WHERE clause of a list query and its parameters.
+#[derive(Default)]
+struct Conditions {
+    clauses: Vec<String>,
+    binds: Vec<Bind>,
+}
+
+impl Conditions {
+    /// Registers `bind` and returns its placeholder.
+    fn param(&mut self, bind: Bind) -> String {
+        self.binds.push(bind);
+        format!("${}", self.binds.len())
+    }
+
+    fn add(&mut self, clause: String) {
+        self.clauses.push(clause);
+    }
+
+    fn sql(&self) -> String {
+        self.clauses.join(" AND ")
+    }
+
+    fn apply<'a>(
+        &self,
+        mut query: BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery>,
+    ) -> BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery> {
+        for bind in &self.binds {
+            query = match bind {
+                Bind::Text(value) => query.bind::<Text, _>(value.clone()),
+                Bind::Uuid(value) => query.bind::<SqlUuid, _>(*value),
+                Bind::Time(value) => query.bind::<Timestamptz, _>(*value),
+                Bind::Bool(value) => query.bind::<Bool, _>(*value),
+                Bind::Int(value) => query.bind::<Int8, _>(*value),
+            };
+        }
+        query
+    }
+}
+
+/// `value` as a LIKE pattern matching it anywhere, its wildcards taken literally.
+fn contains_pattern(value: &str) -> String {
+    let escaped = value
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    format!("%{escaped}%")
+}
+
+fn list_conditions(query: &DeckQuery) -> Conditions {
+    let mut c = Conditions::default();
+    let game = c.param(Bind::Text(query.game.clone()));
+    // `s.game` too: the counter sorts are served by deck_stats' (game, counter) indexes.
+    c.add(format!(
+        "d.game = {game} AND s.game = {game} AND NOT d.is_archived"
+    ));
+    match query.viewer {
+        Some(viewer) => {
+            let viewer = c.param(Bind::Uuid(viewer.0));
+            c.add(format!(
+                "(d.visibility = 'public' OR d.owner_id = {viewer})"
+            ));
+        }
+        None => c.add("d.visibility = 'public'".to_owned()),
+    }
+    let f = &query.filters;
+    if let Some(author) = f.author {
+        let p = c.param(Bind::Uuid(author.0));
+        c.add(format!("d.owner_id = {p}"));
+    }
+    let ranges = [
+        ("d.created_at >=", f.created_after),
+        ("d.created_at <=", f.created_before),
+        ("d.updated_at >=", f.edited_after),
+        ("d.updated_at <=", f.edited_before),
+    ];
+    for (comparison, bound) in ranges {
+        if let Some(bound) = bound {
+            let p = c.param(Bind::Time(bound));
+            c.add(format!("{comparison} {p}"));
+        }
+    }
+    if let Some(format_id) = f.format_id {
+        let p = c.param(Bind::Uuid(format_id));
+        c.add(format!("d.format_id = {p}"));
+    }
+    let flags = [
+        ("d.has_guide", f.has_guide),
+        ("d.has_sideboard_guide", f.has_sideboard_guide),
+        ("d.legal", f.is_legal),
+    ];
+    for (column, wanted) in flags {
+        if let Some(wanted) = wanted {
+            let p = c.param(Bind::Bool(wanted));
+            c.add(format!("{column} = {p}"));
+        }
+    }
+    if let Some(has_video) = f.has_video {
+        c.add(format!(
+            "d.youtube_url IS {}NULL",
+            if has_video { "NOT " } else { "" }
+        ));
+    }
+    if let Some(name) = &f.name_contains {
+        let p = c.param(Bind::Text(contains_pattern(name)));
+        c.add(format!("d.name ILIKE {p}"));
+    }
+    c
+}
+
+fn order_by(sort: DeckSort, order: SortOrder) -> String {
+    let direction = match order {
+        SortOrder::Asc => "ASC",
+        SortOrder::Desc => "DESC",
+    };
+    // Ties are broken by id in the same direction, so pages never overlap or skip.
+    match sort {
+        DeckSort::CreatedAt => format!("d.created_at {direction}, d.id {direction}"),
+        DeckSort::EditedAt => format!("d.updated_at {direction}, d.id {direction}"),
+        DeckSort::Views => format!("s.pageviews {direction}, s.deck_id {direction}"),
+        DeckSort::Likes => format!("s.likes {direction}, s.deck_id {direction}"),
+        DeckSort::Trending => format!("s.trending {direction}, s.deck_id {direction}"),
+    }
+}
+
+#[derive(QueryableByName)]
+struct CountRow {
+    #[diesel(sql_type = Int8)]
+    matches: i64,
+}
+
+#[derive(QueryableByName)]
+struct ViewRow {
+    #[diesel(sql_type = Int8)]
+    pageviews: i64,
+    #[diesel(sql_type = Bool)]
+    incremented: bool,
+}
+
+/// Counts a view and updates the trending score in one statement (see the port's contract).
+/// The insert's conflict clause is the dedupe: a visitor's row is only refreshed when its last
+/// counted view is outside the window, and concurrent inserts of one key wait on each other.
+const COUNT_VIEW: &str = "
+WITH counted AS (
+    INSERT INTO deck_views AS v (deck_id, visitor, counted_at) VALUES ($1, $2, $3)
+    ON CONFLICT (deck_id, visitor) DO UPDATE SET counted_at = EXCLUDED.counted_at
+        WHERE v.counted_at <= $4
+    RETURNING 1
+), bumped AS (
+    UPDATE deck_stats SET pageviews = pageviews + 1,
+        trending = CASE WHEN trending = '-Infinity' THEN $5
+            ELSE greatest(trending, $5) + ln(1 + exp(-least(abs(trending - $5), 700))) END
+    WHERE deck_id = $1 AND EXISTS (SELECT 1 FROM counted)
+    RETURNING pageviews
+)
+SELECT coalesce((SELECT pageviews FROM bumped),
+                (SELECT pageviews FROM deck_stats WHERE deck_id = $1)) AS pageviews,
+       EXISTS (SELECT 1 FROM bumped) AS incremented";
+
+pub(crate) struct PgDeckRepository {
+    pub(crate) pool: Pool,
+}
+
+#[async_trait]
+impl DeckRepository for PgDeckRepository {
+    async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError> {
+        let mut conn = checkout(&self.pool).await?;
+        let row = conn
+            .transaction(async |conn| {
+                insert_deck(conn, deck).await?;
+                load_deck(conn, deck.id.0).await
+            })
+            .await
+            .map_err(error::insert_deck)?;
+        let row = row.context("a deck vanished inside its own insert")?;
+        Ok(row.into_domain()?)
+    }
+
+    async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>> {
+        let mut conn = checkout(&self.pool).await?;
+        let row = load_deck(&mut conn, id.0)
+            .await
+            .map_err(error::query)
+            .context("finding a deck")?;
+        row.map(DeckRow::into_domain).transpose()
+    }
+
+    async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
+        let mut conn = checkout(&self.pool).await?;
+        let outcome = conn
+            .transaction::<_, ReviseFailure, _>(async move |conn| {
+                // The row lock serialises saves of one deck: the version read here is the one
+                // this transaction bumps.
+                let locked: Option<i32> = decks::table
+                    .find(id.0)
+                    .select(decks::version)
+                    .for_update()
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                if locked.is_none() {
+                    return Err(ReviseFailure::NotFound);
+                }
+                let current = load_deck(conn, id.0)
+                    .await?
+                    .ok_or(ReviseFailure::NotFound)?
+                    .into_domain()
+                    .map_err(ReviseFailure::Corrupt)?;
+                let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
+                write_revision(conn, id.0, current.version, &revision).await?;
+                load_deck(conn, id.0).await?.ok_or(ReviseFailure::NotFound)
+            })
+            .await;
+        match outcome {
+            Ok(row) => Ok(row.into_domain()?),
+            Err(ReviseFailure::NotFound) => Err(ReviseDeckError::NotFound),
+            Err(ReviseFailure::Refused(refused)) => Err(ReviseDeckError::Refused(refused)),
+            Err(ReviseFailure::Corrupt(error)) => Err(ReviseDeckError::Unexpected(error)),
+            Err(ReviseFailure::Database(error)) => Err(error::revise_deck(error)),
+        }
+    }
+
+    async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<VersionRow> = deck_versions::table
+            .filter(deck_versions::deck_id.eq(id.0))
+            .order(deck_versions::version_number.asc())
+            .select(VersionRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("loading a deck's history")?;
+        rows.into_iter().map(VersionRow::into_domain).collect()
+    }
+
+    async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
+        let mut conn = checkout(&self.pool).await?;
+        let row: Option<VersionRow> = deck_versions::table
+            .find((id.0, number))
+            .select(VersionRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(error::query)
+            .context("loading a deck version")?;
+        row.map(VersionRow::into_domain).transpose()
+    }
+
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
+        let mut conn = checkout(&self.pool).await?;
+        let mut conditions = list_conditions(query);
+        let where_clause = conditions.sql();
+        let count_sql = format!(
+            "SELECT count(*) AS matches FROM (SELECT 1 FROM decks d \
+             JOIN deck_stats s ON s.deck_id = d.id WHERE {where_clause} LIMIT {}) AS matching",
+            RESULT_WINDOW + 1
+        );
+        let counted: CountRow = conditions
+            .apply(diesel::sql_query(count_sql).into_boxed())
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("counting decks")?;
+
+        let limit = conditions.param(Bind::Int(i64::from(query.page.limit)));
+        let offset = conditions.param(Bind::Int(i64::from(query.page.offset())));
+        let page_sql = format!(
+            "{DECK_SELECT} WHERE {where_clause} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+            order_by(query.sort, query.order)
+        );
+        let rows: Vec<DeckRow> = conditions
+            .apply(diesel::sql_query(page_sql).into_boxed())
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("listing decks")?;
+        let items = rows
+            .into_iter()
+            .map(DeckRow::into_domain)
+            .collect::<anyhow::Result<_>>()?;
+        Ok(Page::with_capped_total(
+            items,
+            u64::try_from(counted.matches).unwrap_or(0),
+        ))
+    }
+
+    async fn count_view(
+        &self,
+        id: DeckId,
+        visitor: &[u8; 32],
+        now: OffsetDateTime,
+        window: Duration,
+        trending_weight: f64,
+    ) -> anyhow::Result<ViewCount> {
+        let mut conn = checkout(&self.pool).await?;
+        let row: ViewRow = diesel::sql_query(COUNT_VIEW)
+            .bind::<SqlUuid, _>(id.0)
+            .bind::<Bytea, _>(visitor.as_slice())
+            .bind::<Timestamptz, _>(now)
+            .bind::<Timestamptz, _>(now - window)
+            .bind::<Float8, _>(trending_weight)
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("counting a deck view")?;
+        Ok(ViewCount {
+            pageviews: row.pageviews,
+            incremented: row.incremented,
+        })
+    }
+
+    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
+        use crate::schema::deck_views;
+        let mut conn = checkout(&self.pool).await?;
+        let deleted = diesel::delete(deck_views::table.filter(deck_views::counted_at.lt(before)))
+            .execute(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("pruning deck views")?;
+        Ok(u64::try_from(deleted).unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn like_patterns_take_wildcards_literally() {
+        assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+}
