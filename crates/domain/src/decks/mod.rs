@@ -3,6 +3,7 @@
 mod model;
 pub mod ports;
 mod query;
+pub mod text;
 pub mod trending;
 
 pub use model::{
