@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+pub use crate::catalog::ports::CatalogRepository;
 pub use crate::identity::ports::{PatRepository, UserRepository};
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
@@ -55,6 +56,7 @@ pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
     pub health: Arc<dyn StoreHealth>,
+    pub catalog: Arc<dyn CatalogRepository>,
 }
 
 /// The system ports, bundled so services take one argument for them.

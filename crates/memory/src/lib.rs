@@ -6,6 +6,7 @@
 //! It must never know about HTTP, SQL or the app. All state sits behind one `std` mutex, taken
 //! only in synchronous sections so it is never held across an `.await`.
 
+mod catalog;
 mod health;
 mod identity;
 
@@ -17,6 +18,7 @@ use deckhand_domain::ports::Repositories;
 #[derive(Debug, Default)]
 struct State {
     identity: identity::Tables,
+    catalog: catalog::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -35,7 +37,8 @@ pub fn repositories() -> Repositories {
     let store = Store::default();
     Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
-        pats: Arc::new(identity::MemoryPats(store)),
+        pats: Arc::new(identity::MemoryPats(store.clone())),
         health: Arc::new(health::MemoryHealth),
+        catalog: Arc::new(catalog::MemoryCatalog(store)),
     }
 }

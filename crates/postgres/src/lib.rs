@@ -9,6 +9,7 @@
 //! Each port method is one transaction: a single statement, or an explicit transaction over
 //! private helpers that take `&mut AsyncPgConnection` so they compose.
 
+mod catalog;
 mod error;
 mod health;
 mod migrations;
@@ -29,6 +30,7 @@ pub fn repositories(pool: Pool) -> Repositories {
     Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
-        health: Arc::new(health::PgHealth { pool }),
+        health: Arc::new(health::PgHealth { pool: pool.clone() }),
+        catalog: Arc::new(catalog::PgCatalog { pool }),
     }
 }
