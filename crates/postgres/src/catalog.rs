@@ -104,7 +104,7 @@ impl PrintingRow {
         })
     }
 
-    /// Face names live on the card; a printing read alone does not carry them.
+    /// Face names live on the card: see [`EntryRow`].
     fn into_domain(self) -> anyhow::Result<CatalogEntry> {
         let legalities: BTreeMap<String, String> = serde_json::from_value(self.legalities)
             .with_context(|| format!("printing {} has invalid legalities", self.variant_id))?;
@@ -131,12 +131,29 @@ impl PrintingRow {
     }
 }
 
+/// A printing with its card's face names.
+#[derive(Debug, QueryableByName)]
+struct EntryRow {
+    #[diesel(embed)]
+    printing: PrintingRow,
+    #[diesel(sql_type = Array<Text>)]
+    face_names: Vec<String>,
+}
+
+impl EntryRow {
+    fn into_domain(self) -> anyhow::Result<CatalogEntry> {
+        let mut entry = self.printing.into_domain()?;
+        entry.face_names = self.face_names;
+        Ok(entry)
+    }
+}
+
 #[derive(Debug, QueryableByName)]
 struct PickedRow {
     #[diesel(sql_type = BigInt)]
     ord: i64,
     #[diesel(embed)]
-    printing: PrintingRow,
+    entry: EntryRow,
 }
 
 #[derive(Debug, Queryable, Selectable)]
@@ -251,7 +268,9 @@ async fn upsert_chunk(
 
 /// Every printing matching any key, as one statement: a union of index lookups, one per kind.
 const FIND_PRINTINGS: &str = "\
-SELECT p.* FROM catalog_printings p WHERE p.game = $1 AND p.variant_id IN (
+SELECT p.*, c.face_names FROM catalog_printings p
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id
+WHERE p.game = $1 AND p.variant_id IN (
     SELECT unnest($2::uuid[])
     UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_a_id = ANY($3)
     UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_b_id = ANY($4)
@@ -263,13 +282,14 @@ SELECT p.* FROM catalog_printings p WHERE p.game = $1 AND p.variant_id IN (
 
 /// The preferred printing of each pick: one ordered index probe per pick, stopping at the first.
 const PREFERRED_PRINTINGS: &str = "\
-SELECT k.ord, p.* FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS k(card_id, set, ord)
+SELECT k.ord, p.*, c.face_names FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS k(card_id, set, ord)
 CROSS JOIN LATERAL (
     SELECT * FROM catalog_printings p
     WHERE p.game = $1 AND p.card_id = k.card_id AND (k.set IS NULL OR p.set = k.set)
     ORDER BY p.preference, p.released_at DESC NULLS LAST, p.variant_id
     LIMIT 1
-) p";
+) p
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id";
 
 pub(crate) struct PgCatalog {
     pub(crate) pool: Pool,
@@ -359,7 +379,7 @@ impl CatalogRepository for PgCatalog {
             .iter()
             .map(|(set, number)| (set.as_str(), number.as_str()))
             .unzip();
-        let rows: Vec<PrintingRow> = diesel::sql_query(FIND_PRINTINGS)
+        let rows: Vec<EntryRow> = diesel::sql_query(FIND_PRINTINGS)
             .bind::<Text, _>(game)
             .bind::<Array<SqlUuid>, _>(&keys.variant_ids)
             .bind::<Array<Text>, _>(&keys.catalog_a_ids)
@@ -371,7 +391,7 @@ impl CatalogRepository for PgCatalog {
             .await
             .map_err(error::query)
             .context("finding printings")?;
-        rows.into_iter().map(PrintingRow::into_domain).collect()
+        rows.into_iter().map(EntryRow::into_domain).collect()
     }
 
     async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
@@ -421,7 +441,7 @@ impl CatalogRepository for PgCatalog {
                     .ok()
                     .and_then(|index| picks.get(index))
                     .with_context(|| format!("ordinal {} out of range", row.ord))?;
-                Ok((pick.clone(), row.printing.into_domain()?))
+                Ok((pick.clone(), row.entry.into_domain()?))
             })
             .collect()
     }
