@@ -135,3 +135,77 @@ impl CatalogService {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ports::MockCatalogRepository;
+    use crate::catalog::{FORMAT_NAMESPACE, format_id};
+
+    fn game() -> Game {
+        Game {
+            slug: "mtg".into(),
+            name: "Magic".into(),
+            sections: Vec::new(),
+            colors: Vec::new(),
+        }
+    }
+
+    /// One request of 1000 identifiers of every kind: each store lookup runs once.
+    #[test]
+    fn resolution_costs_one_lookup_per_step_whatever_its_size() {
+        let mut repository = MockCatalogRepository::new();
+        repository
+            .expect_find_printings()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        repository
+            .expect_cards_named()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        repository
+            .expect_preferred_printings()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        let service = CatalogService::new(Arc::new(repository));
+        let identifiers: Vec<CardIdentifier> = (0..MAX_IDENTIFIERS)
+            .map(|n| CardIdentifier {
+                variant_id: (n % 3 == 0).then(|| Uuid::new_v4().to_string()),
+                catalog_a_id: (n % 3 == 1).then(|| n.to_string()),
+                card_id: Some(Uuid::new_v4().to_string()),
+                name: Some(format!("card {n}")),
+                ..CardIdentifier::default()
+            })
+            .collect();
+        let resolution =
+            futures_executor::block_on(service.resolve(&game(), &identifiers, None)).unwrap();
+        assert_eq!(resolution.unresolved.len(), MAX_IDENTIFIERS);
+    }
+
+    #[test]
+    fn nothing_to_look_up_asks_the_store_nothing() {
+        let service = CatalogService::new(Arc::new(MockCatalogRepository::new()));
+        let blank = vec![CardIdentifier::default(); 3];
+        let resolution =
+            futures_executor::block_on(service.resolve(&game(), &blank, None)).unwrap();
+        assert_eq!(resolution.unresolved.len(), 3);
+    }
+
+    /// The seed migration writes format ids as literals; they must be the v5 computation.
+    #[test]
+    fn seeded_format_ids_are_uuid_v5_of_game_and_slug() {
+        let migration = include_str!("../../../../migrations/2026-11-21-000100_catalog/up.sql");
+        assert!(migration.contains(&FORMAT_NAMESPACE.to_string()));
+        let seeded: Vec<&str> = migration
+            .lines()
+            .filter(|line| line.trim_start().starts_with("('") && line.matches('\'').count() >= 8)
+            .filter(|line| line.trim_start().len() > 40 && line.as_bytes()[6 + 8] == b'-')
+            .collect();
+        assert_eq!(seeded.len(), 9, "{seeded:#?}");
+        for line in seeded {
+            let fields: Vec<&str> = line.split('\'').collect();
+            let (id, game, slug) = (fields[1], fields[3], fields[5]);
+            assert_eq!(id, format_id(game, slug).to_string(), "{line}");
+        }
+    }
+}
