@@ -5,12 +5,12 @@ CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
 
 CREATE TABLE decks (
     id uuid PRIMARY KEY,
-    game text NOT NULL,
+    game text NOT NULL CONSTRAINT decks_game_fkey REFERENCES games (slug),
     owner_id uuid NOT NULL CONSTRAINT decks_owner_id_fkey REFERENCES users (id),
     name text NOT NULL CONSTRAINT decks_name_length CHECK (char_length(name) BETWEEN 1 AND 255),
     notes text NOT NULL CONSTRAINT decks_notes_length CHECK (char_length(notes) <= 50000),
     visibility text NOT NULL CONSTRAINT decks_visibility_level CHECK (visibility IN ('public', 'unlisted', 'private')),
-    format_id uuid,
+    format_id uuid CONSTRAINT decks_format_id_fkey REFERENCES formats (id),
     youtube_url text CONSTRAINT decks_youtube_url_length CHECK (char_length(youtube_url) <= 500),
     thumbnail text CONSTRAINT decks_thumbnail_length CHECK (char_length(thumbnail) <= 255),
     legal boolean NOT NULL,

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
+mod catalog;
 mod operations;
 mod probes;
 mod resilience;

@@ -6,7 +6,7 @@ use deckhand_domain::Services;
 use deckhand_domain::identity::{NewPatRequest, Scopes, UserLookup};
 use serde_json::{Value, json};
 
-use crate::cli::{AdminCommand, DemoCommand, PatCommand, UserCommand};
+use crate::cli::{AdminCommand, CatalogCommand, DemoCommand, PatCommand, UserCommand};
 
 pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
     match command {
@@ -46,6 +46,10 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 })
                 .await?;
             Ok(json!({ "id": pat.id, "token": token, "scopes": pat.scopes.names() }))
+        }
+        AdminCommand::Catalog(CatalogCommand::Import { game, source, file }) => {
+            let report = crate::catalog::import_file(services, &game, source, &file).await?;
+            Ok(serde_json::to_value(report)?)
         }
         AdminCommand::Demo(DemoCommand::Seed) => {
             let demo = crate::demo::seed(services).await?;

@@ -57,6 +57,23 @@ pub enum AdminCommand {
     /// The demo data set.
     #[command(subcommand)]
     Demo(DemoCommand),
+    /// The card catalog.
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogCommand {
+    /// Import a catalog file (JSON array or JSON Lines, gzipped or not), idempotently:
+    /// {"game", "cards", "printings", "read", "skipped"}.
+    Import {
+        /// The game's slug.
+        #[arg(long)]
+        game: String,
+        #[arg(long, value_enum)]
+        source: crate::catalog::Source,
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,6 +2,7 @@
 //! crate that knows every adapter; everything it does is choose them and connect them.
 
 pub mod admin;
+pub mod catalog;
 pub mod cli;
 pub mod demo;
 pub mod server;

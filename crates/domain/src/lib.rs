@@ -5,6 +5,7 @@
 //! This crate must never know about HTTP, SQL, a runtime or a pool: no actix, diesel, tokio or
 //! deadpool (the `tidy` check in xtask enforces it). Adapters depend on it, never the reverse.
 
+pub mod catalog;
 pub mod decks;
 pub mod error;
 pub mod identity;

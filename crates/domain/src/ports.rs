@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+pub use crate::catalog::ports::CatalogRepository;
 pub use crate::decks::ports::DeckRepository;
 pub use crate::identity::ports::{PatRepository, UserRepository};
 
@@ -57,6 +58,7 @@ pub struct Repositories {
     pub pats: Arc<dyn PatRepository>,
     pub decks: Arc<dyn DeckRepository>,
     pub health: Arc<dyn StoreHealth>,
+    pub catalog: Arc<dyn CatalogRepository>,
 }
 
 /// The system ports, bundled so services take one argument for them.

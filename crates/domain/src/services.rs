@@ -1,5 +1,6 @@
 //! The use cases, wired over one set of repositories and system ports.
 
+use crate::catalog::CatalogService;
 use crate::identity::IdentityService;
 use crate::ports::{Repositories, SystemPorts};
 
@@ -7,6 +8,7 @@ use crate::ports::{Repositories, SystemPorts};
 #[derive(Clone)]
 pub struct Services {
     pub identity: IdentityService,
+    pub catalog: CatalogService,
     pub repositories: Repositories,
     pub system: SystemPorts,
 }
@@ -19,6 +21,7 @@ impl Services {
                 repositories.pats.clone(),
                 system.clone(),
             ),
+            catalog: CatalogService::new(repositories.catalog.clone()),
             repositories,
             system,
         }

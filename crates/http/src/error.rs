@@ -121,6 +121,17 @@ impl ApiError {
         }
     }
 
+    /// 422 for card entries that did not resolve; `unresolved` is the list of unresolved items
+    /// as the resolve endpoint renders them.
+    pub fn card_resolution_failed(count: usize, unresolved: Value) -> Self {
+        Self::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "SERVICE_CARD_RESOLUTION_FAILED",
+            format!("{count} card identifier(s) could not be resolved"),
+        )
+        .with_details(json!({ "unresolved": unresolved }))
+    }
+
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,

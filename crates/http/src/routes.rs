@@ -16,7 +16,10 @@ pub const API_BASE: &str = "/api/public/v1";
 pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
     config
         .service(handlers::probes::public::probe_public)
-        .service(handlers::probes::user::probe_user);
+        .service(handlers::probes::user::probe_user)
+        .service(handlers::games::list::list_games)
+        .service(handlers::games::formats::list_formats)
+        .service(handlers::cards::resolve::resolve_cards);
 }
 
 /// Operational routes, outside the public API document.

@@ -6,6 +6,7 @@
 //! It must never know about HTTP, SQL or the app. All state sits behind one `std` mutex, taken
 //! only in synchronous sections so it is never held across an `.await`.
 
+mod catalog;
 mod decks;
 mod health;
 mod identity;
@@ -19,6 +20,7 @@ use deckhand_domain::ports::Repositories;
 struct State {
     identity: identity::Tables,
     decks: decks::Tables,
+    catalog: catalog::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -38,7 +40,8 @@ pub fn repositories() -> Repositories {
     Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
-        decks: Arc::new(decks::MemoryDecks(store)),
+        decks: Arc::new(decks::MemoryDecks(store.clone())),
         health: Arc::new(health::MemoryHealth),
+        catalog: Arc::new(catalog::MemoryCatalog(store)),
     }
 }

@@ -9,6 +9,7 @@
 //! Each port method is one transaction: a single statement, or an explicit transaction over
 //! private helpers that take `&mut AsyncPgConnection` so they compose.
 
+mod catalog;
 mod decks;
 mod error;
 mod health;
@@ -31,6 +32,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
         decks: Arc::new(decks::PgDeckRepository { pool: pool.clone() }),
-        health: Arc::new(health::PgHealth { pool }),
+        health: Arc::new(health::PgHealth { pool: pool.clone() }),
+        catalog: Arc::new(catalog::PgCatalog { pool }),
     }
 }

@@ -26,6 +26,70 @@ diesel::table! {
 }
 
 diesel::joinable!(personal_access_tokens -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(users, personal_access_tokens);
+
+diesel::table! {
+    games (slug) {
+        slug -> Text,
+        name -> Text,
+        colors -> Array<Text>,
+        position -> Integer,
+    }
+}
+
+diesel::table! {
+    game_sections (game, key) {
+        game -> Text,
+        key -> Text,
+        label -> Text,
+        counted -> Bool,
+        position -> Integer,
+    }
+}
+
+diesel::table! {
+    formats (id) {
+        id -> Uuid,
+        game -> Text,
+        slug -> Text,
+        name -> Text,
+        position -> Integer,
+    }
+}
+
+diesel::table! {
+    catalog_cards (game, card_id) {
+        game -> Text,
+        card_id -> Uuid,
+        name -> Text,
+        face_names -> Array<Text>,
+        name_key -> Text,
+        front_face_key -> Text,
+    }
+}
+
+diesel::table! {
+    catalog_printings (game, variant_id) {
+        game -> Text,
+        variant_id -> Uuid,
+        card_id -> Uuid,
+        name -> Text,
+        set -> Text,
+        collector_number -> Text,
+        type_line -> Text,
+        image_url -> Nullable<Text>,
+        colors -> Array<Text>,
+        catalog_a_id -> Nullable<Text>,
+        catalog_b_id -> Nullable<Text>,
+        catalog_c_id -> Nullable<Text>,
+        lang -> Text,
+        released_at -> Nullable<Date>,
+        preference -> SmallInt,
+        legalities -> Jsonb,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(games, game_sections, formats);
 
 diesel::table! {
     decks (id) {
@@ -92,11 +156,5 @@ diesel::joinable!(deck_versions -> decks (deck_id));
 diesel::joinable!(deck_stats -> decks (deck_id));
 diesel::joinable!(deck_views -> decks (deck_id));
 
-diesel::allow_tables_to_appear_in_same_query!(
-    users,
-    personal_access_tokens,
-    decks,
-    deck_versions,
-    deck_stats,
-    deck_views,
-);
+// Decks are read with their owner's username and counters in one query.
+diesel::allow_tables_to_appear_in_same_query!(users, decks, deck_versions, deck_stats, deck_views);

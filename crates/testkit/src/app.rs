@@ -66,7 +66,12 @@ impl TestAppBuilder {
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        TestApp::serve(repositories, system, db)
+        let app = TestApp::serve(repositories, system, db);
+        // Both stores start with the catalog `cargo run` has, so tests can use real cards.
+        deckhand::catalog::load_bundled(&app.services)
+            .await
+            .expect("load the bundled catalog");
+        app
     }
 }
 

@@ -21,7 +21,8 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use crate::db::TestDb;
-use crate::fixtures::{deck, now, pat_for, user, username};
+use crate::fixtures::{deck, now, pat_for, printing, user, username};
+use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
 
 /// What the suite runs against: a store that stays alive while a test uses its repositories.
 pub trait ContractStore {
@@ -67,6 +68,12 @@ macro_rules! repository_contract_suite {
             a_duplicate_token_hash_is_refused,
             pats_round_trip_scopes_and_timestamps_exactly,
             the_store_answers_a_ping,
+            games_and_formats_are_seeded,
+            catalog_upserts_are_idempotent_and_replace_by_variant,
+            printings_are_found_by_every_exact_key,
+            cards_are_found_by_name_and_front_face,
+            preferred_printings_follow_the_documented_order,
+            a_catalog_needs_a_known_game,
             decks_round_trip_and_start_at_version_one,
             a_duplicate_provenance_is_refused_per_owner,
             revisions_bump_the_version_and_append_history,
@@ -293,6 +300,321 @@ pub async fn pats_round_trip_scopes_and_timestamps_exactly(repos: &Repositories)
 
 pub async fn the_store_answers_a_ping(repos: &Repositories) -> Outcome {
     repos.health.ping().await
+}
+
+/// The rows the catalog migration seeds, identical in every store.
+pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {
+    let games = repos.catalog.games().await?;
+    let slugs: Vec<&str> = games.iter().map(|game| game.slug.as_str()).collect();
+    assert_eq!(slugs, ["mtg", "lorcana"]);
+    let mtg = repos.catalog.game("mtg").await?.context("mtg")?;
+    assert_eq!(mtg, games[0]);
+    assert_eq!(mtg.colors, ["W", "U", "B", "R", "G"]);
+    let sections: Vec<(&str, &str, bool)> = mtg
+        .sections
+        .iter()
+        .map(|s| (s.key.as_str(), s.label.as_str(), s.counted))
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ("commander", "Commander", true),
+            ("companion", "Companion", true),
+            ("mainboard", "Deck", true),
+            ("sideboard", "Sideboard", true),
+            ("maybeboard", "Maybeboard", false),
+        ]
+    );
+    let formats = repos.catalog.formats("mtg").await?;
+    let slugs: Vec<&str> = formats.iter().map(|f| f.slug.as_str()).collect();
+    assert_eq!(
+        slugs,
+        [
+            "standard",
+            "pioneer",
+            "modern",
+            "legacy",
+            "vintage",
+            "pauper",
+            "commander"
+        ]
+    );
+    for format in formats {
+        assert_eq!(format.id, format_id("mtg", &format.slug), "{}", format.slug);
+    }
+    let lorcana = repos.catalog.formats("lorcana").await?;
+    assert!(
+        lorcana
+            .iter()
+            .all(|f| f.id == format_id("lorcana", &f.slug))
+    );
+    assert_eq!(games[1].colors.len(), 6);
+    assert_eq!(repos.catalog.game("chess").await?, None);
+    assert!(repos.catalog.formats("chess").await?.is_empty());
+    Ok(())
+}
+
+pub async fn catalog_upserts_are_idempotent_and_replace_by_variant(
+    repos: &Repositories,
+) -> Outcome {
+    let card = Uuid::new_v4();
+    let mut first = printing(card, "Llanowar Elves", "dom", "168");
+    let second = printing(card, "Llanowar Elves", "m19", "314");
+    let batch = [first.clone(), second.clone()];
+    repos.catalog.upsert("mtg", &batch).await?;
+    repos.catalog.upsert("mtg", &batch).await?;
+    let counts = repos.catalog.counts("mtg").await?;
+    assert_eq!(
+        counts,
+        CatalogCounts {
+            cards: 1,
+            printings: 2
+        }
+    );
+    assert_eq!(
+        repos.catalog.counts("lorcana").await?,
+        CatalogCounts::default()
+    );
+
+    first.printing.collector_number = "168a".into();
+    first.printing.catalog_a_id = Some("42".into());
+    first.legalities.insert("modern".into(), "banned".into());
+    repos
+        .catalog
+        .upsert("mtg", std::slice::from_ref(&first))
+        .await?;
+    let keys = PrintingKeys {
+        variant_ids: vec![first.printing.variant_id],
+        ..PrintingKeys::default()
+    };
+    assert_eq!(
+        repos.catalog.find_printings("mtg", &keys).await?,
+        vec![first]
+    );
+    // The old (set, number) key no longer finds it.
+    let old = PrintingKeys {
+        set_numbers: vec![("dom".into(), "168".into())],
+        ..PrintingKeys::default()
+    };
+    assert!(repos.catalog.find_printings("mtg", &old).await?.is_empty());
+    Ok(())
+}
+
+pub async fn printings_are_found_by_every_exact_key(repos: &Repositories) -> Outcome {
+    let card = Uuid::new_v4();
+    let mut full = printing(card, "Fire // Ice", "mh2", "290★");
+    full.face_names = vec!["Fire".into(), "Ice".into()];
+    full.printing.catalog_a_id = Some("1001".into());
+    full.printing.catalog_b_id = Some("2002".into());
+    full.printing.catalog_c_id = Some("3003".into());
+    full.printing.image_url = Some("https://img.example/fire.jpg".into());
+    full.printing.colors = vec!["U".into(), "R".into()];
+    full.lang = "ja".into();
+    full.released_at = None;
+    full.preference = Preference::OtherLanguage;
+    let other = printing(Uuid::new_v4(), "Grizzly Bears", "m19", "7");
+    repos
+        .catalog
+        .upsert("mtg", &[full.clone(), other.clone()])
+        .await?;
+
+    let only = |keys: PrintingKeys| async move { repos.catalog.find_printings("mtg", &keys).await };
+    let expected = vec![full.clone()];
+    let none = PrintingKeys::default();
+    assert_eq!(
+        only(PrintingKeys {
+            variant_ids: vec![full.printing.variant_id],
+            ..none.clone()
+        })
+        .await?,
+        expected
+    );
+    assert_eq!(
+        only(PrintingKeys {
+            catalog_a_ids: vec!["1001".into()],
+            ..none.clone()
+        })
+        .await?,
+        expected
+    );
+    assert_eq!(
+        only(PrintingKeys {
+            catalog_b_ids: vec!["2002".into()],
+            ..none.clone()
+        })
+        .await?,
+        expected
+    );
+    assert_eq!(
+        only(PrintingKeys {
+            catalog_c_ids: vec!["3003".into()],
+            ..none.clone()
+        })
+        .await?,
+        expected
+    );
+    assert_eq!(
+        only(PrintingKeys {
+            set_numbers: vec![("mh2".into(), "290★".into())],
+            ..none.clone()
+        })
+        .await?,
+        expected
+    );
+    // Catalog ids are per kind: a catalog_b value does not match catalog_a.
+    assert!(
+        only(PrintingKeys {
+            catalog_a_ids: vec!["2002".into()],
+            ..none.clone()
+        })
+        .await?
+        .is_empty()
+    );
+    // Each printing once, whatever the number of keys that find it.
+    let both = only(PrintingKeys {
+        variant_ids: vec![full.printing.variant_id, other.printing.variant_id],
+        catalog_a_ids: vec!["1001".into()],
+        set_numbers: vec![("m19".into(), "7".into())],
+        ..none.clone()
+    })
+    .await?;
+    assert_eq!(both.len(), 2);
+    // Another game's catalog is another catalog.
+    let keys = PrintingKeys {
+        variant_ids: vec![full.printing.variant_id],
+        ..none
+    };
+    assert!(
+        repos
+            .catalog
+            .find_printings("lorcana", &keys)
+            .await?
+            .is_empty()
+    );
+    Ok(())
+}
+
+pub async fn cards_are_found_by_name_and_front_face(repos: &Repositories) -> Outcome {
+    let split = Uuid::new_v4();
+    let mut fire_ice = printing(split, "Fire // Ice", "mh2", "290");
+    fire_ice.face_names = vec!["Fire".into(), "Ice".into()];
+    let bolt = Uuid::new_v4();
+    repos
+        .catalog
+        .upsert(
+            "mtg",
+            &[fire_ice, printing(bolt, "Lightning Bolt", "m10", "146")],
+        )
+        .await?;
+    let found = repos
+        .catalog
+        .cards_named(
+            "mtg",
+            &["fire".into(), "lightning bolt".into(), "ice".into()],
+        )
+        .await?;
+    let mut ids: Vec<Uuid> = found.iter().map(|card| card.card_id).collect();
+    ids.sort();
+    let mut expected = vec![split, bolt];
+    expected.sort();
+    assert_eq!(
+        ids, expected,
+        "the back face's name finds nothing: {found:?}"
+    );
+    let fire = found
+        .iter()
+        .find(|card| card.card_id == split)
+        .context("fire")?;
+    assert_eq!(
+        (fire.name_key.as_str(), fire.front_face_key.as_str()),
+        ("fire // ice", "fire")
+    );
+    assert!(
+        repos
+            .catalog
+            .cards_named("mtg", &["Lightning Bolt".into()])
+            .await?
+            .is_empty()
+    );
+    Ok(())
+}
+
+pub async fn preferred_printings_follow_the_documented_order(repos: &Repositories) -> Outcome {
+    use time::macros::date;
+    let card = Uuid::new_v4();
+    let mut old = printing(card, "Shock", "m19", "156");
+    old.released_at = Some(date!(2018 - 07 - 13));
+    let mut new = printing(card, "Shock", "m20", "160");
+    new.released_at = Some(date!(2019 - 07 - 12));
+    let mut promo = printing(card, "Shock", "pm20", "160p");
+    promo.released_at = Some(date!(2019 - 08 - 01));
+    promo.preference = Preference::Promo;
+    let mut foreign = printing(card, "Shock", "m20", "160");
+    foreign.released_at = Some(date!(2020 - 01 - 01));
+    foreign.lang = "de".into();
+    foreign.preference = Preference::OtherLanguage;
+    let mut undated = printing(card, "Shock", "m19", "156b");
+    undated.released_at = None;
+    let lonely = Uuid::new_v4();
+    let mut only_promo = printing(lonely, "Lonely", "pxyz", "1");
+    only_promo.preference = Preference::Promo;
+    let all = [
+        old.clone(),
+        new.clone(),
+        promo,
+        foreign,
+        undated,
+        only_promo.clone(),
+    ];
+    repos.catalog.upsert("mtg", &all).await?;
+
+    let picks = [
+        CardPick {
+            card_id: card,
+            set: None,
+        },
+        CardPick {
+            card_id: card,
+            set: Some("m19".into()),
+        },
+        CardPick {
+            card_id: lonely,
+            set: None,
+        },
+        CardPick {
+            card_id: card,
+            set: Some("nope".into()),
+        },
+        CardPick {
+            card_id: Uuid::new_v4(),
+            set: None,
+        },
+    ];
+    let mut found = repos.catalog.preferred_printings("mtg", &picks).await?;
+    found.sort_by_key(|(pick, _)| picks.iter().position(|p| p == pick));
+    let chosen: Vec<(CardPick, Uuid)> = found
+        .into_iter()
+        .map(|(pick, entry)| (pick, entry.printing.variant_id))
+        .collect();
+    assert_eq!(
+        chosen,
+        vec![
+            (picks[0].clone(), new.printing.variant_id),
+            (picks[1].clone(), old.printing.variant_id),
+            (picks[2].clone(), only_promo.printing.variant_id),
+        ]
+    );
+    Ok(())
+}
+
+pub async fn a_catalog_needs_a_known_game(repos: &Repositories) -> Outcome {
+    let entry = printing(Uuid::new_v4(), "Pawn", "std", "1");
+    assert!(repos.catalog.upsert("chess", &[entry]).await.is_err());
+    assert_eq!(
+        repos.catalog.counts("chess").await?,
+        CatalogCounts::default()
+    );
+    Ok(())
 }
 
 // Decks.

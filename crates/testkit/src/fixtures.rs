@@ -1,6 +1,9 @@
 //! Domain values for tests, valid and unique unless a test says otherwise.
 
+use std::collections::BTreeMap;
+
 use deckhand_auth::TokenHash;
+use deckhand_domain::catalog::{CatalogEntry, Preference, Printing};
 use deckhand_domain::identity::{
     PatId, PersonalAccessToken, Scope, Scopes, User, UserId, Username,
 };
@@ -43,6 +46,31 @@ pub fn pat_for(owner: &User) -> PersonalAccessToken {
         created_at: now(),
         expires_at: None,
         revoked_at: None,
+    }
+}
+
+/// An English, regular printing of card `card_id` named `name`, legal in `standard`, released
+/// on 2020-01-01, with no catalog ids; tests change what they need.
+pub fn printing(card_id: Uuid, name: &str, set: &str, number: &str) -> CatalogEntry {
+    CatalogEntry {
+        printing: Printing {
+            variant_id: Uuid::new_v4(),
+            card_id,
+            name: name.to_owned(),
+            set: set.to_owned(),
+            collector_number: number.to_owned(),
+            type_line: "Creature — Test".to_owned(),
+            image_url: None,
+            colors: vec!["G".to_owned()],
+            catalog_a_id: None,
+            catalog_b_id: None,
+            catalog_c_id: None,
+        },
+        face_names: Vec::new(),
+        lang: "en".to_owned(),
+        released_at: Some(time::macros::date!(2020 - 01 - 01)),
+        preference: Preference::Default,
+        legalities: BTreeMap::from([("standard".to_owned(), "legal".to_owned())]),
     }
 }
 

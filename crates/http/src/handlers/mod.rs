@@ -1,4 +1,6 @@
 //! One file per operation: extract, call one service method, map the result.
 
+pub mod cards;
+pub mod games;
 pub mod health;
 pub mod probes;

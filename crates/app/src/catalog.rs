@@ -1,0 +1,370 @@
+//! Catalog files into the store: `deckhand admin catalog import` and the catalog bundled with
+//! the in-memory store. Files are read on a blocking thread and streamed record by record
+//! (gzip detected by its magic bytes, a JSON array or JSON Lines by the first character), and
+//! stored in batches through `CatalogService::import_batch`, so memory stays flat whatever the
+//! file's size. The rules for each record live in `deckhand_domain::catalog::source`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::marker::PhantomData;
+use std::path::Path;
+
+use anyhow::Context as _;
+use deckhand_domain::Services;
+use deckhand_domain::catalog::source::{self, GenericCard, RecordError, ScryfallCard};
+use deckhand_domain::catalog::{CatalogEntry, Game};
+use serde::de::{DeserializeOwned, SeqAccess, Visitor};
+use serde::{Deserializer as _, Serialize};
+use tokio::sync::mpsc;
+
+/// Records per batch handed to the store (one multi-row upsert each in PostgreSQL).
+pub const BATCH_SIZE: usize = 1000;
+
+/// The catalog `cargo run` starts with: a few hundred printings of the sample data (see
+/// `data/make_mtg_demo.py`), and a tiny illustrative catalog of the second game.
+const BUNDLED: [(&str, Source, &[u8]); 2] = [
+    (
+        "mtg",
+        Source::Scryfall,
+        include_bytes!("../data/mtg-demo.jsonl"),
+    ),
+    (
+        "lorcana",
+        Source::Generic,
+        include_bytes!("../data/lorcana-demo.jsonl"),
+    ),
+];
+
+/// The format of a catalog file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Source {
+    /// Scryfall card objects (bulk data: a JSON array or JSON Lines).
+    Scryfall,
+    /// Deckhand's generic JSON Lines records (docs/catalog.md).
+    Generic,
+}
+
+/// What an import did, as `admin catalog import` prints it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ImportReport {
+    pub game: String,
+    /// Cards and printings of the game in the store after the import.
+    pub cards: u64,
+    pub printings: u64,
+    /// Records read from the file, and how many of them were skipped (not deck cards).
+    pub read: u64,
+    pub skipped: u64,
+}
+
+pub async fn import_file(
+    services: &Services,
+    game: &str,
+    source: Source,
+    path: &Path,
+) -> anyhow::Result<ImportReport> {
+    let game = services
+        .catalog
+        .game(game)
+        .await
+        .with_context(|| format!("unknown game {game:?}"))?;
+    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    import_reader(services, &game, source, file)
+        .await
+        .with_context(|| format!("importing {}", path.display()))
+}
+
+/// Imports the bundled catalogs (idempotent, like every import).
+pub async fn load_bundled(services: &Services) -> anyhow::Result<()> {
+    for (slug, source, bytes) in BUNDLED {
+        let game = services
+            .catalog
+            .game(slug)
+            .await
+            .with_context(|| format!("the bundled catalog's game {slug:?} is not seeded"))?;
+        import_reader(services, &game, source, bytes)
+            .await
+            .with_context(|| format!("loading the bundled {slug} catalog"))?;
+    }
+    Ok(())
+}
+
+pub async fn import_reader(
+    services: &Services,
+    game: &Game,
+    source: Source,
+    reader: impl Read + Send + 'static,
+) -> anyhow::Result<ImportReport> {
+    // Two batches in flight at most: the parser waits while the store catches up.
+    let (sender, mut batches) = mpsc::channel::<Vec<CatalogEntry>>(2);
+    let parse_game = game.clone();
+    let parser = tokio::task::spawn_blocking(move || {
+        parse(reader, source, &parse_game, |batch| {
+            sender
+                .blocking_send(batch)
+                .map_err(|_| anyhow::anyhow!("the import stopped"))
+        })
+    });
+    let mut stored = Ok(());
+    while let Some(batch) = batches.recv().await {
+        if stored.is_ok() {
+            stored = services.catalog.import_batch(game, &batch).await;
+        }
+        if stored.is_err() {
+            // Dropping the receiver stops the parser at its next batch.
+            break;
+        }
+    }
+    drop(batches);
+    let parsed = parser.await.context("the catalog parser panicked")?;
+    stored?;
+    let (read, skipped) = parsed?;
+    let counts = services.catalog.counts(game).await?;
+    Ok(ImportReport {
+        game: game.slug.clone(),
+        cards: counts.cards,
+        printings: counts.printings,
+        read,
+        skipped,
+    })
+}
+
+/// Reads every record of `reader`, hands them to `emit` in batches of [`BATCH_SIZE`], and
+/// returns (records read, records skipped).
+fn parse(
+    reader: impl Read,
+    source: Source,
+    game: &Game,
+    emit: impl FnMut(Vec<CatalogEntry>) -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, u64)> {
+    let reader = decompressed(reader)?;
+    match source {
+        Source::Scryfall => {
+            read_records::<ScryfallCard>(reader, game, source::scryfall_entry, emit)
+        }
+        Source::Generic => read_records::<GenericCard>(
+            reader,
+            game,
+            |game, card| source::generic_entry(game, card).map(Some),
+            emit,
+        ),
+    }
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// `reader`, gunzipped when it starts with the gzip magic bytes (whatever the file is called).
+fn decompressed<'a>(reader: impl Read + 'a) -> anyhow::Result<Box<dyn BufRead + 'a>> {
+    let mut buffered = BufReader::new(reader);
+    let head = buffered.fill_buf().context("reading the catalog file")?;
+    if head.starts_with(&GZIP_MAGIC) {
+        // Multi-member, as `cat a.gz b.gz` or parallel gzip tools write them.
+        let decoder = flate2::bufread::MultiGzDecoder::new(buffered);
+        Ok(Box::new(BufReader::new(decoder)))
+    } else {
+        Ok(Box::new(buffered))
+    }
+}
+
+/// Whether the first non-blank byte of `reader` opens a JSON array (else: JSON Lines).
+fn is_json_array(reader: &mut dyn BufRead) -> anyhow::Result<bool> {
+    loop {
+        let buffer = reader.fill_buf().context("reading the catalog file")?;
+        if buffer.is_empty() {
+            return Ok(false);
+        }
+        match buffer.iter().position(|byte| !byte.is_ascii_whitespace()) {
+            Some(at) => {
+                let array = buffer[at] == b'[';
+                reader.consume(at);
+                return Ok(array);
+            }
+            None => {
+                let all = buffer.len();
+                reader.consume(all);
+            }
+        }
+    }
+}
+
+type Mapper<T> = fn(&Game, T) -> Result<Option<CatalogEntry>, RecordError>;
+
+fn read_records<T: DeserializeOwned>(
+    mut reader: Box<dyn BufRead + '_>,
+    game: &Game,
+    map: Mapper<T>,
+    mut emit: impl FnMut(Vec<CatalogEntry>) -> anyhow::Result<()>,
+) -> anyhow::Result<(u64, u64)> {
+    let array = is_json_array(&mut *reader)?;
+    let mut batcher = Batcher {
+        game,
+        map,
+        emit: &mut emit,
+        batch: Vec::with_capacity(BATCH_SIZE),
+        read: 0,
+        skipped: 0,
+    };
+    let mut json = serde_json::Deserializer::from_reader(reader);
+    if array {
+        // Element by element: a visitor over the sequence never holds the whole array.
+        json.deserialize_seq(EachElement {
+            batcher: &mut batcher,
+            marker: PhantomData,
+        })
+        .context("reading the JSON array")?;
+        json.end().context("after the JSON array")?;
+    } else {
+        for record in json.into_iter::<T>() {
+            let record = record.with_context(|| format!("reading record {}", batcher.read + 1))?;
+            batcher.push(record)?;
+        }
+    }
+    batcher.flush()?;
+    Ok((batcher.read, batcher.skipped))
+}
+
+struct Batcher<'a, T, E> {
+    game: &'a Game,
+    map: Mapper<T>,
+    emit: &'a mut E,
+    batch: Vec<CatalogEntry>,
+    read: u64,
+    skipped: u64,
+}
+
+impl<T, E: FnMut(Vec<CatalogEntry>) -> anyhow::Result<()>> Batcher<'_, T, E> {
+    fn push(&mut self, record: T) -> anyhow::Result<()> {
+        self.read += 1;
+        let entry = (self.map)(self.game, record)
+            .with_context(|| format!("record {} is invalid", self.read))?;
+        match entry {
+            Some(entry) => self.batch.push(entry),
+            None => self.skipped += 1,
+        }
+        if self.batch.len() >= BATCH_SIZE {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let full = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_SIZE));
+        (self.emit)(full)
+    }
+}
+
+struct EachElement<'a, 'b, T, E> {
+    batcher: &'a mut Batcher<'b, T, E>,
+    marker: PhantomData<T>,
+}
+
+impl<'de, T, E> Visitor<'de> for EachElement<'_, '_, T, E>
+where
+    T: DeserializeOwned,
+    E: FnMut(Vec<CatalogEntry>) -> anyhow::Result<()>,
+{
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("an array of card objects")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(record) = seq.next_element::<T>()? {
+            self.batcher
+                .push(record)
+                .map_err(|error| serde::de::Error::custom(format!("{error:#}")))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn mtg() -> Game {
+        Game {
+            slug: "mtg".into(),
+            name: "Magic".into(),
+            sections: Vec::new(),
+            colors: ["W", "U", "B", "R", "G"].map(String::from).to_vec(),
+        }
+    }
+
+    fn parse_all(bytes: Vec<u8>) -> (Vec<CatalogEntry>, u64, u64) {
+        let mut all = Vec::new();
+        let (read, skipped) = parse(bytes.as_slice(), Source::Scryfall, &mtg(), |batch| {
+            all.extend(batch);
+            Ok(())
+        })
+        .unwrap();
+        (all, read, skipped)
+    }
+
+    const CARD: &str = r#"{"id":"07a3d9e8-8597-498b-869c-cff79e0df516","oracle_id":"060209fa-4b7d-4e08-bf8b-8759bba5641b","name":"Karn, Scion of Urza","set":"dom","collector_number":"1","colors":[],"layout":"normal","extra":{"ignored":true}}"#;
+    const TOKEN: &str = r#"{"id":"17a3d9e8-8597-498b-869c-cff79e0df516","oracle_id":"160209fa-4b7d-4e08-bf8b-8759bba5641b","name":"Goblin","set":"tdom","collector_number":"T1","layout":"token"}"#;
+
+    #[test]
+    fn json_lines_arrays_and_gzip_read_the_same() {
+        let lines = format!("{CARD}\n{TOKEN}\n");
+        let array = format!(" \n[{CARD},\n{TOKEN}]\n");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(array.as_bytes()).unwrap();
+        let gzipped = gz.finish().unwrap();
+        for bytes in [lines.into_bytes(), array.into_bytes(), gzipped] {
+            let (entries, read, skipped) = parse_all(bytes);
+            assert_eq!((read, skipped), (2, 1));
+            assert_eq!(entries.len(), 1);
+            assert_eq!(entries[0].printing.name, "Karn, Scion of Urza");
+        }
+    }
+
+    #[test]
+    fn batches_are_bounded() {
+        let many: String = (0..2500)
+            .map(|n| {
+                CARD.replace(
+                    "07a3d9e8-8597-498b-869c-",
+                    &format!("{n:08x}-8597-498b-869c-"),
+                ) + "\n"
+            })
+            .collect();
+        let mut sizes = Vec::new();
+        parse(many.as_bytes(), Source::Scryfall, &mtg(), |batch| {
+            sizes.push(batch.len());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(sizes, [1000, 1000, 500]);
+    }
+
+    #[test]
+    fn a_broken_record_names_its_position() {
+        let error = parse(
+            format!("{CARD}\n{{\"id\": 1}}\n").as_bytes(),
+            Source::Scryfall,
+            &mtg(),
+            |_| Ok(()),
+        )
+        .unwrap_err();
+        assert!(format!("{error:#}").contains("record 2"), "{error:#}");
+    }
+
+    #[test]
+    fn the_bundled_catalogs_parse() {
+        for (_, source, bytes) in BUNDLED {
+            let mut game = mtg();
+            if source == Source::Generic {
+                game.colors = ["Amber", "Amethyst", "Emerald", "Ruby", "Sapphire", "Steel"]
+                    .map(String::from)
+                    .to_vec();
+            }
+            parse(bytes, source, &game, |_| Ok(())).unwrap();
+        }
+    }
+}

@@ -1,0 +1,16 @@
+//! The card catalog: games and their sections, colours and formats; cards and their printings;
+//! the rules that turn catalog files into printings ([`source`]) and partner-supplied
+//! identifiers into printings ([`CatalogService::resolve`]).
+
+mod model;
+pub mod ports;
+mod resolve;
+mod service;
+pub mod source;
+
+pub use model::{
+    CardIdentifier, CardName, CardPick, CatalogCounts, CatalogEntry, FORMAT_NAMESPACE, Format,
+    Game, MatchedBy, Preference, Printing, PrintingKeys, Resolution, Resolved, Section, Unresolved,
+    UnresolvedReason, format_id, name_key,
+};
+pub use service::{CatalogService, GameNotFound, MAX_IDENTIFIERS};

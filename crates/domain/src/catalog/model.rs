@@ -1,0 +1,255 @@
+//! Catalog values. Wire names follow the public spec (see `CardIdentifier`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// A game, as its table row and its sections say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    pub slug: String,
+    pub name: String,
+    /// In the game's order; every deck section a card may go in.
+    pub sections: Vec<Section>,
+    /// In the game's display order; card and deck colours are sorted by it.
+    pub colors: Vec<String>,
+}
+
+impl Game {
+    pub fn section(&self, key: &str) -> Option<&Section> {
+        self.sections.iter().find(|section| section.key == key)
+    }
+
+    /// `colors` without duplicates, in the game's colour order; colours the game does not
+    /// know are dropped.
+    pub fn order_colors<'a>(&self, colors: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let present: Vec<&str> = colors.into_iter().collect();
+        self.colors
+            .iter()
+            .filter(|color| present.contains(&color.as_str()))
+            .cloned()
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub key: String,
+    pub label: String,
+    /// Whether its cards count towards the deck (colours, totals); maybeboards do not.
+    pub counted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Format {
+    /// [`format_id`] of the game and slug: the same on every install.
+    pub id: Uuid,
+    pub slug: String,
+    pub name: String,
+}
+
+/// The namespace of format ids (a random v4 UUID chosen once; never change it).
+pub const FORMAT_NAMESPACE: Uuid = Uuid::from_u128(0x5d0c2a0e_3b8f_4c1e_9a57_6f1e2d8b4c10);
+
+/// The stable id of a format: UUID v5 of `"<game>/<slug>"` in [`FORMAT_NAMESPACE`].
+pub fn format_id(game: &str, slug: &str) -> Uuid {
+    Uuid::new_v5(&FORMAT_NAMESPACE, format!("{game}/{slug}").as_bytes())
+}
+
+/// How names are compared: trimmed and lower-cased (Unicode-aware), so `lightning BOLT`
+/// finds `Lightning Bolt`. Stores index this key instead of relying on a collation.
+pub fn name_key(name: &str) -> String {
+    name.trim().to_lowercase()
+}
+
+/// A card identifier as a partner sends it (public spec 2.10). Every field is optional; absent
+/// fields stay absent when the identifier is echoed back as `input`.
+#[derive(Default, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardIdentifier {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_a_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_b_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_c_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "cardId")]
+    pub card_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "variantId")]
+    pub variant_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collector_number: Option<String>,
+}
+
+/// A printing as callers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Printing {
+    pub variant_id: Uuid,
+    pub card_id: Uuid,
+    /// The card's full name (`Fire // Ice` for a split card).
+    pub name: String,
+    /// Lower case.
+    pub set: String,
+    pub collector_number: String,
+    pub type_line: String,
+    pub image_url: Option<String>,
+    /// In the game's colour order.
+    pub colors: Vec<String>,
+    pub catalog_a_id: Option<String>,
+    pub catalog_b_id: Option<String>,
+    pub catalog_c_id: Option<String>,
+}
+
+/// Which rank a printing has among its card's printings when none is pinned: lower wins, then
+/// the newest release. See [`crate::catalog::source`] for how imports assign it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Preference {
+    /// English, not a promo: the candidates for a card's default printing.
+    Default = 0,
+    /// English promos.
+    Promo = 1,
+    /// Other languages: found by id or set and number, chosen only when nothing else exists.
+    OtherLanguage = 2,
+}
+
+impl Preference {
+    pub fn as_i16(self) -> i16 {
+        self as i16
+    }
+
+    /// The stored value back; an unknown one is treated as the least preferred.
+    pub fn from_i16(value: i16) -> Self {
+        match value {
+            0 => Self::Default,
+            1 => Self::Promo,
+            _ => Self::OtherLanguage,
+        }
+    }
+}
+
+/// One printing as the store keeps it: what callers see plus what resolution needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    pub printing: Printing,
+    /// Face names of a multi-face card in order (front first); empty for one face.
+    pub face_names: Vec<String>,
+    pub lang: String,
+    pub released_at: Option<time::Date>,
+    pub preference: Preference,
+    /// Format slug → the source's status (`legal`, `not_legal`, `restricted`, `banned`).
+    pub legalities: BTreeMap<String, String>,
+}
+
+impl CatalogEntry {
+    /// Legal or restricted in `format` (restricted cards may be played, one copy).
+    pub fn is_legal_in(&self, format: &Format) -> bool {
+        matches!(
+            self.legalities.get(&format.slug).map(String::as_str),
+            Some("legal" | "restricted")
+        )
+    }
+
+    /// The front face's name: the first face, or the whole name for a single-face card.
+    pub fn front_face_name(&self) -> &str {
+        self.face_names
+            .first()
+            .map_or(self.printing.name.as_str(), String::as_str)
+    }
+}
+
+/// What the catalog of a game holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CatalogCounts {
+    pub cards: u64,
+    pub printings: u64,
+}
+
+/// Exact keys of printings, one list per identifier kind, for one bounded lookup.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrintingKeys {
+    pub variant_ids: Vec<Uuid>,
+    pub catalog_a_ids: Vec<String>,
+    pub catalog_b_ids: Vec<String>,
+    pub catalog_c_ids: Vec<String>,
+    /// (set in lower case, collector number).
+    pub set_numbers: Vec<(String, String)>,
+}
+
+impl PrintingKeys {
+    pub fn is_empty(&self) -> bool {
+        self.variant_ids.is_empty()
+            && self.catalog_a_ids.is_empty()
+            && self.catalog_b_ids.is_empty()
+            && self.catalog_c_ids.is_empty()
+            && self.set_numbers.is_empty()
+    }
+}
+
+/// A card whose name or front face name matched a name key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardName {
+    pub card_id: Uuid,
+    pub name_key: String,
+    pub front_face_key: String,
+}
+
+/// A card whose preferred printing is wanted, within `set` when given (lower case).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CardPick {
+    pub card_id: Uuid,
+    pub set: Option<String>,
+}
+
+/// Which identifier field resolved an identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    VariantId,
+    CatalogAId,
+    CatalogBId,
+    CatalogCId,
+    SetAndCollectorNumber,
+    CardId,
+    Name,
+}
+
+/// Why an identifier did not resolve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnresolvedReason {
+    /// Every field was absent or blank.
+    Empty,
+    NotFound,
+    /// The fields matched more than one card and nothing more precise was given.
+    Ambiguous,
+    /// It resolved, but the printing is neither legal nor restricted in the requested format.
+    NotLegalInFormat,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// Position in the request.
+    pub index: usize,
+    pub input: CardIdentifier,
+    pub matched_by: MatchedBy,
+    pub printing: Printing,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unresolved {
+    pub index: usize,
+    pub input: CardIdentifier,
+    pub reason: UnresolvedReason,
+}
+
+/// Every identifier of a request lands in exactly one of the two lists, each in request order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resolution {
+    pub resolved: Vec<Resolved>,
+    pub unresolved: Vec<Unresolved>,
+}

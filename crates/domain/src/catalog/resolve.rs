@@ -1,0 +1,301 @@
+//! The resolution rules, as pure functions over what the store returned: which fields of an
+//! identifier are tried, in which order, and what counts as a match.
+//!
+//! Precedence (contract, "Card resolution"): `variantId`, `catalog_a_id`, `catalog_b_id`,
+//! `catalog_c_id`, `set` + `collector_number`, `cardId` (+ `set`), `name` (+ `set`). Each present
+//! field is tried in that order and the first that identifies exactly one card wins; a field
+//! that finds nothing hands over to the next, so a stale id next to a good name still resolves.
+//! When none wins the reason is `ambiguous` if some field matched several cards, else
+//! `not_found`; `empty` when every field is blank.
+
+use std::cmp::Reverse;
+use std::collections::{HashMap, HashSet};
+
+use uuid::Uuid;
+
+use super::{
+    CardIdentifier, CardName, CardPick, CatalogEntry, Format, MatchedBy, PrintingKeys, Resolution,
+    Resolved, Unresolved, UnresolvedReason, name_key,
+};
+
+/// One field (or pair of fields) of an identifier to try.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Attempt {
+    Variant(Uuid),
+    CatalogA(String),
+    CatalogB(String),
+    CatalogC(String),
+    SetNumber(String, String),
+    Card(CardPick),
+    Name(String, Option<String>),
+}
+
+fn present(field: &Option<String>) -> Option<&str> {
+    field
+        .as_deref()
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
+}
+
+/// The attempts of one identifier, in precedence order. Empty when every field is blank.
+/// A malformed UUID cannot match anything: it is no attempt, but the identifier is not empty.
+pub(super) fn attempts(identifier: &CardIdentifier) -> (Vec<Attempt>, bool) {
+    let set = present(&identifier.set).map(str::to_lowercase);
+    let mut attempts = Vec::new();
+    if let Some(id) = present(&identifier.variant_id).and_then(|id| Uuid::parse_str(id).ok()) {
+        attempts.push(Attempt::Variant(id));
+    }
+    if let Some(id) = present(&identifier.catalog_a_id) {
+        attempts.push(Attempt::CatalogA(id.to_owned()));
+    }
+    if let Some(id) = present(&identifier.catalog_b_id) {
+        attempts.push(Attempt::CatalogB(id.to_owned()));
+    }
+    if let Some(id) = present(&identifier.catalog_c_id) {
+        attempts.push(Attempt::CatalogC(id.to_owned()));
+    }
+    if let (Some(set), Some(number)) = (&set, present(&identifier.collector_number)) {
+        attempts.push(Attempt::SetNumber(set.clone(), number.to_owned()));
+    }
+    if let Some(id) = present(&identifier.card_id).and_then(|id| Uuid::parse_str(id).ok()) {
+        attempts.push(Attempt::Card(CardPick {
+            card_id: id,
+            set: set.clone(),
+        }));
+    }
+    if let Some(name) = present(&identifier.name) {
+        attempts.push(Attempt::Name(name_key(name), set.clone()));
+    }
+    let blank = [
+        &identifier.variant_id,
+        &identifier.catalog_a_id,
+        &identifier.catalog_b_id,
+        &identifier.catalog_c_id,
+        &identifier.card_id,
+        &identifier.name,
+        &identifier.set,
+        &identifier.collector_number,
+    ]
+    .into_iter()
+    .all(|field| present(field).is_none());
+    (attempts, blank)
+}
+
+/// The exact keys of every attempt, for one `find_printings` call.
+pub(super) fn printing_keys<'a>(all: impl IntoIterator<Item = &'a Attempt>) -> PrintingKeys {
+    let mut keys = PrintingKeys::default();
+    for attempt in all {
+        match attempt {
+            Attempt::Variant(id) => keys.variant_ids.push(*id),
+            Attempt::CatalogA(id) => keys.catalog_a_ids.push(id.clone()),
+            Attempt::CatalogB(id) => keys.catalog_b_ids.push(id.clone()),
+            Attempt::CatalogC(id) => keys.catalog_c_ids.push(id.clone()),
+            Attempt::SetNumber(set, number) => keys.set_numbers.push((set.clone(), number.clone())),
+            Attempt::Card(_) | Attempt::Name(..) => {}
+        }
+    }
+    dedup(&mut keys.variant_ids);
+    dedup(&mut keys.catalog_a_ids);
+    dedup(&mut keys.catalog_b_ids);
+    dedup(&mut keys.catalog_c_ids);
+    dedup(&mut keys.set_numbers);
+    keys
+}
+
+pub(super) fn name_keys<'a>(all: impl IntoIterator<Item = &'a Attempt>) -> Vec<String> {
+    let mut keys: Vec<String> = all
+        .into_iter()
+        .filter_map(|attempt| match attempt {
+            Attempt::Name(key, _) => Some(key.clone()),
+            _ => None,
+        })
+        .collect();
+    dedup(&mut keys);
+    keys
+}
+
+fn dedup<T: Ord>(values: &mut Vec<T>) {
+    values.sort_unstable();
+    values.dedup();
+}
+
+/// The cards a name key means: those whose full name is the key; failing that, those whose
+/// front face is (so `Fire` finds `Fire // Ice` unless a card is named just `Fire`).
+pub(super) fn cards_for_name(cards: &[CardName], key: &str) -> Vec<Uuid> {
+    let mut full: Vec<Uuid> = cards
+        .iter()
+        .filter(|card| card.name_key == key)
+        .map(|card| card.card_id)
+        .collect();
+    if full.is_empty() {
+        full = cards
+            .iter()
+            .filter(|card| card.front_face_key == key)
+            .map(|card| card.card_id)
+            .collect();
+    }
+    dedup(&mut full);
+    full
+}
+
+/// The picks whose preferred printing is needed: every `cardId`, and every name that means
+/// exactly one card.
+pub(super) fn card_picks<'a>(
+    all: impl IntoIterator<Item = &'a Attempt>,
+    cards: &[CardName],
+) -> Vec<CardPick> {
+    let mut picks: Vec<CardPick> = all
+        .into_iter()
+        .filter_map(|attempt| match attempt {
+            Attempt::Card(pick) => Some(pick.clone()),
+            Attempt::Name(key, set) => match cards_for_name(cards, key).as_slice() {
+                [card_id] => Some(CardPick {
+                    card_id: *card_id,
+                    set: set.clone(),
+                }),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    dedup(&mut picks);
+    picks
+}
+
+/// The order of preference among printings: lowest preference, newest, lowest variant id.
+pub(super) fn preference_key(
+    entry: &CatalogEntry,
+) -> (super::Preference, bool, Reverse<Option<time::Date>>, Uuid) {
+    (
+        entry.preference,
+        entry.released_at.is_none(),
+        Reverse(entry.released_at),
+        entry.printing.variant_id,
+    )
+}
+
+/// What the store returned for one request.
+pub(super) struct Found {
+    pub printings: Vec<CatalogEntry>,
+    pub cards: Vec<CardName>,
+    pub preferred: HashMap<CardPick, CatalogEntry>,
+}
+
+enum Outcome<'a> {
+    Match(&'a CatalogEntry),
+    Ambiguous,
+    Miss,
+}
+
+/// Among `candidates`, the preferred printing when they are all of one card.
+fn single_card<'a>(candidates: impl Iterator<Item = &'a CatalogEntry>) -> Outcome<'a> {
+    let candidates: Vec<&CatalogEntry> = candidates.collect();
+    let cards: HashSet<Uuid> = candidates.iter().map(|e| e.printing.card_id).collect();
+    match cards.len() {
+        0 => Outcome::Miss,
+        1 => candidates
+            .into_iter()
+            .min_by_key(|entry| preference_key(entry))
+            .map_or(Outcome::Miss, Outcome::Match),
+        _ => Outcome::Ambiguous,
+    }
+}
+
+fn try_attempt<'a>(attempt: &Attempt, found: &'a Found) -> Outcome<'a> {
+    let printings = found.printings.iter();
+    let by_id = |get: fn(&CatalogEntry) -> Option<&str>, id: &str| {
+        single_card(
+            printings
+                .clone()
+                .filter(move |entry| get(entry) == Some(id)),
+        )
+    };
+    match attempt {
+        Attempt::Variant(id) => printings
+            .clone()
+            .find(|entry| entry.printing.variant_id == *id)
+            .map_or(Outcome::Miss, Outcome::Match),
+        Attempt::CatalogA(id) => by_id(|e| e.printing.catalog_a_id.as_deref(), id),
+        Attempt::CatalogB(id) => by_id(|e| e.printing.catalog_b_id.as_deref(), id),
+        Attempt::CatalogC(id) => by_id(|e| e.printing.catalog_c_id.as_deref(), id),
+        Attempt::SetNumber(set, number) => single_card(printings.filter(|entry| {
+            entry.printing.set == *set && entry.printing.collector_number == *number
+        })),
+        Attempt::Card(pick) => found
+            .preferred
+            .get(pick)
+            .map_or(Outcome::Miss, Outcome::Match),
+        Attempt::Name(key, set) => match cards_for_name(&found.cards, key).as_slice() {
+            [] => Outcome::Miss,
+            [card_id] => found
+                .preferred
+                .get(&CardPick {
+                    card_id: *card_id,
+                    set: set.clone(),
+                })
+                .map_or(Outcome::Miss, Outcome::Match),
+            _ => Outcome::Ambiguous,
+        },
+    }
+}
+
+fn matched_by(attempt: &Attempt) -> MatchedBy {
+    match attempt {
+        Attempt::Variant(_) => MatchedBy::VariantId,
+        Attempt::CatalogA(_) => MatchedBy::CatalogAId,
+        Attempt::CatalogB(_) => MatchedBy::CatalogBId,
+        Attempt::CatalogC(_) => MatchedBy::CatalogCId,
+        Attempt::SetNumber(..) => MatchedBy::SetAndCollectorNumber,
+        Attempt::Card(_) => MatchedBy::CardId,
+        Attempt::Name(..) => MatchedBy::Name,
+    }
+}
+
+/// Decides every identifier from what the store returned.
+pub(super) fn decide(
+    identifiers: &[CardIdentifier],
+    planned: &[(Vec<Attempt>, bool)],
+    found: &Found,
+    format: Option<&Format>,
+) -> Resolution {
+    let mut resolution = Resolution::default();
+    for (index, (input, (attempts, blank))) in identifiers.iter().zip(planned).enumerate() {
+        let mut reason = if *blank {
+            UnresolvedReason::Empty
+        } else {
+            UnresolvedReason::NotFound
+        };
+        let mut winner = None;
+        for attempt in attempts {
+            match try_attempt(attempt, found) {
+                Outcome::Match(entry) => {
+                    winner = Some((matched_by(attempt), entry));
+                    break;
+                }
+                Outcome::Ambiguous => reason = UnresolvedReason::Ambiguous,
+                Outcome::Miss => {}
+            }
+        }
+        match winner {
+            Some((_, entry)) if format.is_some_and(|format| !entry.is_legal_in(format)) => {
+                resolution.unresolved.push(Unresolved {
+                    index,
+                    input: input.clone(),
+                    reason: UnresolvedReason::NotLegalInFormat,
+                });
+            }
+            Some((matched_by, entry)) => resolution.resolved.push(Resolved {
+                index,
+                input: input.clone(),
+                matched_by,
+                printing: entry.printing.clone(),
+            }),
+            None => resolution.unresolved.push(Unresolved {
+                index,
+                input: input.clone(),
+                reason,
+            }),
+        }
+    }
+    resolution
+}

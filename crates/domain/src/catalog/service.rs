@@ -1,0 +1,211 @@
+//! The catalog use cases: games and formats, importing printings, resolving identifiers.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use uuid::Uuid;
+
+use super::ports::CatalogRepository;
+use super::resolve::{self, Found};
+use super::{CardIdentifier, CatalogCounts, CatalogEntry, Format, Game, Printing, Resolution};
+
+/// The most identifiers one resolution takes (contract: more is a 400).
+pub const MAX_IDENTIFIERS: usize = 1000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GameNotFound {
+    #[error("no such game")]
+    NotFound,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+#[derive(Clone)]
+pub struct CatalogService {
+    repository: Arc<dyn CatalogRepository>,
+}
+
+impl CatalogService {
+    pub fn new(repository: Arc<dyn CatalogRepository>) -> Self {
+        Self { repository }
+    }
+
+    pub async fn games(&self) -> anyhow::Result<Vec<Game>> {
+        self.repository.games().await
+    }
+
+    /// The game of a `{game}` path segment; `NotFound` for an unknown slug.
+    pub async fn game(&self, slug: &str) -> Result<Game, GameNotFound> {
+        self.repository
+            .game(slug)
+            .await?
+            .ok_or(GameNotFound::NotFound)
+    }
+
+    pub async fn formats(&self, game: &Game) -> anyhow::Result<Vec<Format>> {
+        self.repository.formats(&game.slug).await
+    }
+
+    /// A format of `game` by UUID or by slug (case-insensitive); `None` when it has none such.
+    pub async fn format(&self, game: &Game, id_or_slug: &str) -> anyhow::Result<Option<Format>> {
+        let wanted = id_or_slug.trim();
+        let id = Uuid::parse_str(wanted).ok();
+        Ok(self
+            .formats(game)
+            .await?
+            .into_iter()
+            .find(|format| Some(format.id) == id || format.slug.eq_ignore_ascii_case(wanted)))
+    }
+
+    /// Stores a batch of imported printings (and their cards); idempotent.
+    pub async fn import_batch(&self, game: &Game, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        self.repository.upsert(&game.slug, entries).await
+    }
+
+    pub async fn counts(&self, game: &Game) -> anyhow::Result<CatalogCounts> {
+        self.repository.counts(&game.slug).await
+    }
+
+    /// Resolves each identifier to a printing (see `resolve.rs` for the rules), keeping only
+    /// printings legal or restricted in `format` when one is given.
+    ///
+    /// Costs at most three store lookups whatever the number of identifiers. The caller
+    /// enforces [`MAX_IDENTIFIERS`] at the edge, where the request is validated.
+    pub async fn resolve(
+        &self,
+        game: &Game,
+        identifiers: &[CardIdentifier],
+        format: Option<&Format>,
+    ) -> anyhow::Result<Resolution> {
+        let planned: Vec<_> = identifiers.iter().map(resolve::attempts).collect();
+        let all = || planned.iter().flat_map(|(attempts, _)| attempts);
+
+        let keys = resolve::printing_keys(all());
+        let printings = if keys.is_empty() {
+            Vec::new()
+        } else {
+            self.repository.find_printings(&game.slug, &keys).await?
+        };
+        let names = resolve::name_keys(all());
+        let cards = if names.is_empty() {
+            Vec::new()
+        } else {
+            self.repository.cards_named(&game.slug, &names).await?
+        };
+        let picks = resolve::card_picks(all(), &cards);
+        let preferred: HashMap<_, _> = if picks.is_empty() {
+            HashMap::new()
+        } else {
+            self.repository
+                .preferred_printings(&game.slug, &picks)
+                .await?
+                .into_iter()
+                .collect()
+        };
+        let found = Found {
+            printings,
+            cards,
+            preferred,
+        };
+        Ok(resolve::decide(identifiers, &planned, &found, format))
+    }
+
+    /// The printings with these variant ids, in no particular order; unknown ids are left out.
+    pub async fn printings(
+        &self,
+        game: &Game,
+        variant_ids: &[Uuid],
+    ) -> anyhow::Result<Vec<Printing>> {
+        if variant_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys = super::PrintingKeys {
+            variant_ids: variant_ids.to_vec(),
+            ..Default::default()
+        };
+        Ok(self
+            .repository
+            .find_printings(&game.slug, &keys)
+            .await?
+            .into_iter()
+            .map(|entry| entry.printing)
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ports::MockCatalogRepository;
+    use crate::catalog::{FORMAT_NAMESPACE, format_id};
+
+    fn game() -> Game {
+        Game {
+            slug: "mtg".into(),
+            name: "Magic".into(),
+            sections: Vec::new(),
+            colors: Vec::new(),
+        }
+    }
+
+    /// One request of 1000 identifiers of every kind: each store lookup runs once.
+    #[test]
+    fn resolution_costs_one_lookup_per_step_whatever_its_size() {
+        let mut repository = MockCatalogRepository::new();
+        repository
+            .expect_find_printings()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        repository
+            .expect_cards_named()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        repository
+            .expect_preferred_printings()
+            .times(1)
+            .returning(|_, _| Ok(Vec::new()));
+        let service = CatalogService::new(Arc::new(repository));
+        let identifiers: Vec<CardIdentifier> = (0..MAX_IDENTIFIERS)
+            .map(|n| CardIdentifier {
+                variant_id: (n % 3 == 0).then(|| Uuid::new_v4().to_string()),
+                catalog_a_id: (n % 3 == 1).then(|| n.to_string()),
+                card_id: Some(Uuid::new_v4().to_string()),
+                name: Some(format!("card {n}")),
+                ..CardIdentifier::default()
+            })
+            .collect();
+        let resolution =
+            futures_executor::block_on(service.resolve(&game(), &identifiers, None)).unwrap();
+        assert_eq!(resolution.unresolved.len(), MAX_IDENTIFIERS);
+    }
+
+    #[test]
+    fn nothing_to_look_up_asks_the_store_nothing() {
+        let service = CatalogService::new(Arc::new(MockCatalogRepository::new()));
+        let blank = vec![CardIdentifier::default(); 3];
+        let resolution =
+            futures_executor::block_on(service.resolve(&game(), &blank, None)).unwrap();
+        assert_eq!(resolution.unresolved.len(), 3);
+    }
+
+    /// The seed migration writes format ids as literals; they must be the v5 computation.
+    #[test]
+    fn seeded_format_ids_are_uuid_v5_of_game_and_slug() {
+        let migration = include_str!("../../../../migrations/2026-11-21-000100_catalog/up.sql");
+        assert!(migration.contains(&FORMAT_NAMESPACE.to_string()));
+        let seeded: Vec<&str> = migration
+            .lines()
+            .filter(|line| line.trim_start().starts_with("('") && line.matches('\'').count() >= 8)
+            .filter(|line| line.trim_start().len() > 40 && line.as_bytes()[6 + 8] == b'-')
+            .collect();
+        assert_eq!(seeded.len(), 9, "{seeded:#?}");
+        for line in seeded {
+            let fields: Vec<&str> = line.split('\'').collect();
+            let (id, game, slug) = (fields[1], fields[3], fields[5]);
+            assert_eq!(id, format_id(game, slug).to_string(), "{line}");
+        }
+    }
+}

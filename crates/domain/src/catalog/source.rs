@@ -1,0 +1,255 @@
+//! Catalog files, record by record: what an import keeps, skips and prefers. Reading the file
+//! (gzip, JSON array or JSON Lines, streaming) is the application's job; these are the rules.
+//!
+//! Decisions (see docs/catalog.md):
+//! - Scryfall objects whose layout is not a deck card (tokens, emblems, art cards, planes,
+//!   schemes, vanguards) are skipped.
+//! - Non-English printings are imported (found by variant id, catalog ids, set and number) but
+//!   never chosen as a card's default printing while an English one exists. Names are the
+//!   card's English (oracle) name on every printing, so a name finds the card, never a
+//!   printing in another language.
+//! - Multi-face cards keep their face names; the front face name finds the card.
+//! - Promos (see `scryfall_is_promo`) are never a card's default printing while a regular
+//!   English one exists.
+//! - Colours come from the card, or else from the union of its faces, in the game's order.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use uuid::Uuid;
+
+use super::{CatalogEntry, Game, Preference, Printing};
+
+/// Scryfall layouts that are not cards one puts in a deck.
+pub const SKIPPED_SCRYFALL_LAYOUTS: [&str; 7] = [
+    "token",
+    "double_faced_token",
+    "emblem",
+    "art_series",
+    "planar",
+    "scheme",
+    "vanguard",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    #[error("released_at {0:?} is not a date (YYYY-MM-DD)")]
+    BadDate(String),
+    #[error("colour {0:?} is not a colour of this game")]
+    UnknownColor(String),
+}
+
+/// The fields of a Scryfall card object that the catalog uses; the others are ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScryfallCard {
+    pub id: Uuid,
+    #[serde(default)]
+    pub oracle_id: Option<Uuid>,
+    pub name: String,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub released_at: Option<String>,
+    #[serde(default)]
+    pub layout: Option<String>,
+    #[serde(default)]
+    pub image_uris: Option<ScryfallImages>,
+    #[serde(default)]
+    pub type_line: Option<String>,
+    #[serde(default)]
+    pub colors: Option<Vec<String>>,
+    #[serde(default)]
+    pub card_faces: Vec<ScryfallFace>,
+    #[serde(default)]
+    pub legalities: BTreeMap<String, String>,
+    pub set: String,
+    #[serde(default)]
+    pub set_type: Option<String>,
+    pub collector_number: String,
+    #[serde(default)]
+    pub tcgplayer_id: Option<u64>,
+    #[serde(default)]
+    pub mtgo_id: Option<u64>,
+    #[serde(default)]
+    pub arena_id: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScryfallFace {
+    pub name: String,
+    #[serde(default)]
+    pub type_line: Option<String>,
+    #[serde(default)]
+    pub colors: Option<Vec<String>>,
+    #[serde(default)]
+    pub image_uris: Option<ScryfallImages>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ScryfallImages {
+    #[serde(default)]
+    pub normal: Option<String>,
+}
+
+/// A Scryfall card as a catalog entry of `game`; `None` when it is skipped.
+pub fn scryfall_entry(
+    game: &Game,
+    card: ScryfallCard,
+) -> Result<Option<CatalogEntry>, RecordError> {
+    if card
+        .layout
+        .as_deref()
+        .is_some_and(|layout| SKIPPED_SCRYFALL_LAYOUTS.contains(&layout))
+    {
+        return Ok(None);
+    }
+    let card_id = card.oracle_id.ok_or(RecordError::Missing("oracle_id"))?;
+    let faces = &card.card_faces;
+    let face_names: Vec<String> = if faces.len() > 1 {
+        faces.iter().map(|face| face.name.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let type_line = card.type_line.clone().unwrap_or_else(|| {
+        faces
+            .iter()
+            .filter_map(|face| face.type_line.as_deref())
+            .collect::<Vec<_>>()
+            .join(" // ")
+    });
+    let image_url = card
+        .image_uris
+        .as_ref()
+        .and_then(|images| images.normal.clone())
+        .or_else(|| {
+            faces
+                .iter()
+                .find_map(|face| face.image_uris.as_ref().and_then(|i| i.normal.clone()))
+        });
+    let colors: Vec<&str> = match &card.colors {
+        Some(colors) => colors.iter().map(String::as_str).collect(),
+        None => faces
+            .iter()
+            .flat_map(|face| face.colors.iter().flatten())
+            .map(String::as_str)
+            .collect(),
+    };
+    let promo = scryfall_is_promo(&card);
+    let lang = card.lang.unwrap_or_else(|| "en".to_owned());
+    Ok(Some(CatalogEntry {
+        printing: Printing {
+            variant_id: card.id,
+            card_id,
+            name: card.name,
+            set: card.set.to_lowercase(),
+            collector_number: card.collector_number,
+            type_line,
+            image_url,
+            colors: game.order_colors(colors),
+            catalog_a_id: card.tcgplayer_id.map(|id| id.to_string()),
+            catalog_b_id: card.mtgo_id.map(|id| id.to_string()),
+            catalog_c_id: card.arena_id.map(|id| id.to_string()),
+        },
+        face_names,
+        preference: preference(&lang, promo),
+        lang,
+        released_at: parse_date(card.released_at.as_deref())?,
+        legalities: card.legalities,
+    }))
+}
+
+/// One record of the generic JSON Lines format (docs/catalog.md), for games without a
+/// Scryfall: unknown fields are refused so that typos surface.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenericCard {
+    pub card_id: Uuid,
+    pub variant_id: Uuid,
+    pub name: String,
+    #[serde(default)]
+    pub faces: Vec<String>,
+    pub set: String,
+    pub collector_number: String,
+    #[serde(default)]
+    pub type_line: String,
+    #[serde(default)]
+    pub image_url: Option<String>,
+    #[serde(default)]
+    pub colors: Vec<String>,
+    #[serde(default)]
+    pub lang: Option<String>,
+    #[serde(default)]
+    pub released_at: Option<String>,
+    #[serde(default)]
+    pub promo: bool,
+    #[serde(default)]
+    pub legalities: BTreeMap<String, String>,
+    #[serde(default)]
+    pub catalog_a_id: Option<String>,
+    #[serde(default)]
+    pub catalog_b_id: Option<String>,
+    #[serde(default)]
+    pub catalog_c_id: Option<String>,
+}
+
+/// A generic record as a catalog entry of `game`. Its colours must be the game's.
+pub fn generic_entry(game: &Game, card: GenericCard) -> Result<CatalogEntry, RecordError> {
+    if let Some(unknown) = card
+        .colors
+        .iter()
+        .find(|color| !game.colors.contains(color))
+    {
+        return Err(RecordError::UnknownColor(unknown.clone()));
+    }
+    let lang = card.lang.unwrap_or_else(|| "en".to_owned());
+    Ok(CatalogEntry {
+        printing: Printing {
+            variant_id: card.variant_id,
+            card_id: card.card_id,
+            name: card.name,
+            set: card.set.to_lowercase(),
+            collector_number: card.collector_number,
+            type_line: card.type_line,
+            image_url: card.image_url,
+            colors: game.order_colors(card.colors.iter().map(String::as_str)),
+            catalog_a_id: card.catalog_a_id,
+            catalog_b_id: card.catalog_b_id,
+            catalog_c_id: card.catalog_c_id,
+        },
+        face_names: if card.faces.len() > 1 {
+            card.faces
+        } else {
+            Vec::new()
+        },
+        preference: preference(&lang, card.promo),
+        lang,
+        released_at: parse_date(card.released_at.as_deref())?,
+        legalities: card.legalities,
+    })
+}
+
+/// Scryfall's `set_type` says `promo` when present; bulk files often drop it, so promo sets'
+/// codes (`p` + a set code, as `pgrn`) and the `★` of premium collector numbers count too.
+fn scryfall_is_promo(card: &ScryfallCard) -> bool {
+    card.set_type.as_deref() == Some("promo")
+        || (card.set.len() == 4 && card.set.starts_with('p'))
+        || card.collector_number.contains('★')
+}
+
+fn preference(lang: &str, promo: bool) -> Preference {
+    match (lang == "en", promo) {
+        (true, false) => Preference::Default,
+        (true, true) => Preference::Promo,
+        (false, _) => Preference::OtherLanguage,
+    }
+}
+
+fn parse_date(text: Option<&str>) -> Result<Option<time::Date>, RecordError> {
+    let format = time::macros::format_description!("[year]-[month]-[day]");
+    text.map(|text| {
+        time::Date::parse(text, format).map_err(|_| RecordError::BadDate(text.to_owned()))
+    })
+    .transpose()
+}

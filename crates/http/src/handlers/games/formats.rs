@@ -1,0 +1,24 @@
+use actix_web::{HttpResponse, get, web};
+
+use super::{FormatDto, require_game};
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// The formats of a game.
+#[utoipa::path(
+    tag = "games",
+    params(("game" = String, Path, description = "Game slug")),
+    responses(
+        (status = 200, body = Vec<FormatDto>),
+        (status = 404, description = "Unknown game"),
+    )
+)]
+#[get("/games/{game}/formats")]
+pub async fn list_formats(
+    state: web::Data<HttpState>,
+    game: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let game = require_game(&state, &game).await?;
+    let formats = state.services.catalog.formats(&game).await?;
+    Ok(HttpResponse::Ok().json(formats.into_iter().map(FormatDto::from).collect::<Vec<_>>()))
+}

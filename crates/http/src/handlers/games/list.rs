@@ -1,0 +1,13 @@
+use actix_web::{HttpResponse, get, web};
+
+use super::GameDto;
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// Every game with its deck sections and colours.
+#[utoipa::path(tag = "games", responses((status = 200, body = Vec<GameDto>)))]
+#[get("/games")]
+pub async fn list_games(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
+    let games = state.services.catalog.games().await?;
+    Ok(HttpResponse::Ok().json(games.into_iter().map(GameDto::from).collect::<Vec<_>>()))
+}

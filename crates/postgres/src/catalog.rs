@@ -1,0 +1,448 @@
+//! The catalog over PostgreSQL. Lookups take every key of a request at once (`= ANY($n)` over
+//! arrays), so one resolution is a fixed number of statements whatever its size; the indexes
+//! they use are in `migrations/2026-11-21-000100_catalog` (query plans: docs/catalog.md).
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Context as _;
+use async_trait::async_trait;
+use deckhand_domain::catalog::ports::CatalogRepository;
+use deckhand_domain::catalog::{
+    CardName, CardPick, CatalogCounts, CatalogEntry, Format, Game, Preference, Printing,
+    PrintingKeys, Section, name_key,
+};
+use diesel::prelude::*;
+use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
+use diesel::upsert::excluded;
+use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use crate::error;
+use crate::pool::{Pool, checkout};
+use crate::schema::{catalog_cards, catalog_printings, formats, game_sections, games};
+
+/// Rows per INSERT: well under PostgreSQL's 65535 bind parameters at 16 columns a row.
+const ROWS_PER_STATEMENT: usize = 1000;
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = games, check_for_backend(diesel::pg::Pg))]
+struct GameRow {
+    slug: String,
+    name: String,
+    colors: Vec<String>,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = game_sections, check_for_backend(diesel::pg::Pg))]
+struct SectionRow {
+    game: String,
+    key: String,
+    label: String,
+    counted: bool,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = formats, check_for_backend(diesel::pg::Pg))]
+struct FormatRow {
+    id: Uuid,
+    slug: String,
+    name: String,
+}
+
+#[derive(Debug, Insertable)]
+#[diesel(table_name = catalog_cards)]
+struct CardRow<'a> {
+    game: &'a str,
+    card_id: Uuid,
+    name: &'a str,
+    face_names: &'a [String],
+    name_key: String,
+    front_face_key: String,
+}
+
+#[derive(Debug, Insertable, Queryable, QueryableByName, Selectable)]
+#[diesel(table_name = catalog_printings, check_for_backend(diesel::pg::Pg))]
+struct PrintingRow {
+    game: String,
+    variant_id: Uuid,
+    card_id: Uuid,
+    name: String,
+    set: String,
+    collector_number: String,
+    type_line: String,
+    image_url: Option<String>,
+    colors: Vec<String>,
+    catalog_a_id: Option<String>,
+    catalog_b_id: Option<String>,
+    catalog_c_id: Option<String>,
+    lang: String,
+    released_at: Option<time::Date>,
+    preference: i16,
+    legalities: serde_json::Value,
+}
+
+impl PrintingRow {
+    fn new(game: &str, entry: &CatalogEntry) -> anyhow::Result<Self> {
+        let printing = &entry.printing;
+        Ok(Self {
+            game: game.to_owned(),
+            variant_id: printing.variant_id,
+            card_id: printing.card_id,
+            name: printing.name.clone(),
+            set: printing.set.clone(),
+            collector_number: printing.collector_number.clone(),
+            type_line: printing.type_line.clone(),
+            image_url: printing.image_url.clone(),
+            colors: printing.colors.clone(),
+            catalog_a_id: printing.catalog_a_id.clone(),
+            catalog_b_id: printing.catalog_b_id.clone(),
+            catalog_c_id: printing.catalog_c_id.clone(),
+            lang: entry.lang.clone(),
+            released_at: entry.released_at,
+            preference: entry.preference.as_i16(),
+            legalities: serde_json::to_value(&entry.legalities)?,
+        })
+    }
+
+    /// Face names live on the card: see [`EntryRow`].
+    fn into_domain(self) -> anyhow::Result<CatalogEntry> {
+        let legalities: BTreeMap<String, String> = serde_json::from_value(self.legalities)
+            .with_context(|| format!("printing {} has invalid legalities", self.variant_id))?;
+        Ok(CatalogEntry {
+            printing: Printing {
+                variant_id: self.variant_id,
+                card_id: self.card_id,
+                name: self.name,
+                set: self.set,
+                collector_number: self.collector_number,
+                type_line: self.type_line,
+                image_url: self.image_url,
+                colors: self.colors,
+                catalog_a_id: self.catalog_a_id,
+                catalog_b_id: self.catalog_b_id,
+                catalog_c_id: self.catalog_c_id,
+            },
+            face_names: Vec::new(),
+            lang: self.lang,
+            released_at: self.released_at,
+            preference: Preference::from_i16(self.preference),
+            legalities,
+        })
+    }
+}
+
+/// A printing with its card's face names.
+#[derive(Debug, QueryableByName)]
+struct EntryRow {
+    #[diesel(embed)]
+    printing: PrintingRow,
+    #[diesel(sql_type = Array<Text>)]
+    face_names: Vec<String>,
+}
+
+impl EntryRow {
+    fn into_domain(self) -> anyhow::Result<CatalogEntry> {
+        let mut entry = self.printing.into_domain()?;
+        entry.face_names = self.face_names;
+        Ok(entry)
+    }
+}
+
+#[derive(Debug, QueryableByName)]
+struct PickedRow {
+    #[diesel(sql_type = BigInt)]
+    ord: i64,
+    #[diesel(embed)]
+    entry: EntryRow,
+}
+
+#[derive(Debug, Queryable, Selectable)]
+#[diesel(table_name = catalog_cards, check_for_backend(diesel::pg::Pg))]
+struct CardNameRow {
+    card_id: Uuid,
+    name_key: String,
+    front_face_key: String,
+}
+
+async fn load_games(conn: &mut AsyncPgConnection, only: Option<&str>) -> QueryResult<Vec<Game>> {
+    let mut query = games::table.order(games::position).into_boxed();
+    let mut sections = game_sections::table
+        .order((game_sections::game, game_sections::position))
+        .into_boxed();
+    if let Some(slug) = only {
+        query = query.filter(games::slug.eq(slug.to_owned()));
+        sections = sections.filter(game_sections::game.eq(slug.to_owned()));
+    }
+    let rows: Vec<GameRow> = query.select(GameRow::as_select()).load(conn).await?;
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sections: Vec<SectionRow> = sections.select(SectionRow::as_select()).load(conn).await?;
+    let mut by_game: HashMap<String, Vec<Section>> = HashMap::new();
+    for row in sections {
+        by_game.entry(row.game).or_default().push(Section {
+            key: row.key,
+            label: row.label,
+            counted: row.counted,
+        });
+    }
+    Ok(rows
+        .into_iter()
+        .map(|row| Game {
+            sections: by_game.remove(&row.slug).unwrap_or_default(),
+            slug: row.slug,
+            name: row.name,
+            colors: row.colors,
+        })
+        .collect())
+}
+
+async fn upsert_chunk(
+    conn: &mut AsyncPgConnection,
+    game: &str,
+    entries: &[CatalogEntry],
+) -> anyhow::Result<()> {
+    // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
+    let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
+    let mut printings: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
+    for entry in entries {
+        cards.insert(entry.printing.card_id, entry);
+        printings.insert(entry.printing.variant_id, entry);
+    }
+    let card_rows: Vec<CardRow<'_>> = cards
+        .values()
+        .map(|entry| CardRow {
+            game,
+            card_id: entry.printing.card_id,
+            name: &entry.printing.name,
+            face_names: &entry.face_names,
+            name_key: name_key(&entry.printing.name),
+            front_face_key: name_key(entry.front_face_name()),
+        })
+        .collect();
+    let printing_rows = printings
+        .values()
+        .map(|entry| PrintingRow::new(game, entry))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    diesel::insert_into(catalog_cards::table)
+        .values(&card_rows)
+        .on_conflict((catalog_cards::game, catalog_cards::card_id))
+        .do_update()
+        .set((
+            catalog_cards::name.eq(excluded(catalog_cards::name)),
+            catalog_cards::face_names.eq(excluded(catalog_cards::face_names)),
+            catalog_cards::name_key.eq(excluded(catalog_cards::name_key)),
+            catalog_cards::front_face_key.eq(excluded(catalog_cards::front_face_key)),
+        ))
+        .execute(conn)
+        .await
+        .map_err(error::query)
+        .context("upserting catalog cards")?;
+    use catalog_printings as p;
+    diesel::insert_into(p::table)
+        .values(&printing_rows)
+        .on_conflict((p::game, p::variant_id))
+        .do_update()
+        .set((
+            p::card_id.eq(excluded(p::card_id)),
+            p::name.eq(excluded(p::name)),
+            p::set.eq(excluded(p::set)),
+            p::collector_number.eq(excluded(p::collector_number)),
+            p::type_line.eq(excluded(p::type_line)),
+            p::image_url.eq(excluded(p::image_url)),
+            p::colors.eq(excluded(p::colors)),
+            p::catalog_a_id.eq(excluded(p::catalog_a_id)),
+            p::catalog_b_id.eq(excluded(p::catalog_b_id)),
+            p::catalog_c_id.eq(excluded(p::catalog_c_id)),
+            p::lang.eq(excluded(p::lang)),
+            p::released_at.eq(excluded(p::released_at)),
+            p::preference.eq(excluded(p::preference)),
+            p::legalities.eq(excluded(p::legalities)),
+        ))
+        .execute(conn)
+        .await
+        .map_err(error::query)
+        .context("upserting catalog printings")?;
+    Ok(())
+}
+
+/// Every printing matching any key, as one statement: a union of index lookups, one per kind.
+const FIND_PRINTINGS: &str = "\
+SELECT p.*, c.face_names FROM catalog_printings p
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id
+WHERE p.game = $1 AND p.variant_id IN (
+    SELECT unnest($2::uuid[])
+    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_a_id = ANY($3)
+    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_b_id = ANY($4)
+    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_c_id = ANY($5)
+    UNION ALL SELECT q.variant_id FROM catalog_printings q
+        JOIN unnest($6::text[], $7::text[]) AS k(set, number)
+        ON q.game = $1 AND q.set = k.set AND q.collector_number = k.number
+)";
+
+/// The preferred printing of each pick: one ordered index probe per pick, stopping at the first.
+const PREFERRED_PRINTINGS: &str = "\
+SELECT k.ord, p.*, c.face_names FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS k(card_id, set, ord)
+CROSS JOIN LATERAL (
+    SELECT * FROM catalog_printings p
+    WHERE p.game = $1 AND p.card_id = k.card_id AND (k.set IS NULL OR p.set = k.set)
+    ORDER BY p.preference, p.released_at DESC NULLS LAST, p.variant_id
+    LIMIT 1
+) p
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id";
+
+pub(crate) struct PgCatalog {
+    pub(crate) pool: Pool,
+}
+
+#[async_trait]
+impl CatalogRepository for PgCatalog {
+    async fn games(&self) -> anyhow::Result<Vec<Game>> {
+        let mut conn = checkout(&self.pool).await?;
+        load_games(&mut conn, None)
+            .await
+            .map_err(error::query)
+            .context("loading games")
+    }
+
+    async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
+        let mut conn = checkout(&self.pool).await?;
+        let games = load_games(&mut conn, Some(slug))
+            .await
+            .map_err(error::query)
+            .context("loading a game")?;
+        Ok(games.into_iter().next())
+    }
+
+    async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<FormatRow> = formats::table
+            .filter(formats::game.eq(game))
+            .order(formats::position)
+            .select(FormatRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("loading formats")?;
+        Ok(rows
+            .into_iter()
+            .map(|row| Format {
+                id: row.id,
+                slug: row.slug,
+                name: row.name,
+            })
+            .collect())
+    }
+
+    async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        conn.transaction::<_, anyhow::Error, _>(async |conn| {
+            for chunk in entries.chunks(ROWS_PER_STATEMENT) {
+                upsert_chunk(conn, game, chunk).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn counts(&self, game: &str) -> anyhow::Result<CatalogCounts> {
+        let mut conn = checkout(&self.pool).await?;
+        let cards: i64 = catalog_cards::table
+            .filter(catalog_cards::game.eq(game))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("counting cards")?;
+        let printings: i64 = catalog_printings::table
+            .filter(catalog_printings::game.eq(game))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("counting printings")?;
+        Ok(CatalogCounts {
+            cards: u64::try_from(cards)?,
+            printings: u64::try_from(printings)?,
+        })
+    }
+
+    async fn find_printings(
+        &self,
+        game: &str,
+        keys: &PrintingKeys,
+    ) -> anyhow::Result<Vec<CatalogEntry>> {
+        let mut conn = checkout(&self.pool).await?;
+        let (sets, numbers): (Vec<&str>, Vec<&str>) = keys
+            .set_numbers
+            .iter()
+            .map(|(set, number)| (set.as_str(), number.as_str()))
+            .unzip();
+        let rows: Vec<EntryRow> = diesel::sql_query(FIND_PRINTINGS)
+            .bind::<Text, _>(game)
+            .bind::<Array<SqlUuid>, _>(&keys.variant_ids)
+            .bind::<Array<Text>, _>(&keys.catalog_a_ids)
+            .bind::<Array<Text>, _>(&keys.catalog_b_ids)
+            .bind::<Array<Text>, _>(&keys.catalog_c_ids)
+            .bind::<Array<Text>, _>(sets)
+            .bind::<Array<Text>, _>(numbers)
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("finding printings")?;
+        rows.into_iter().map(EntryRow::into_domain).collect()
+    }
+
+    async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<CardNameRow> = catalog_cards::table
+            .filter(catalog_cards::game.eq(game))
+            .filter(
+                catalog_cards::name_key
+                    .eq_any(name_keys)
+                    .or(catalog_cards::front_face_key.eq_any(name_keys)),
+            )
+            .select(CardNameRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("finding cards by name")?;
+        Ok(rows
+            .into_iter()
+            .map(|row| CardName {
+                card_id: row.card_id,
+                name_key: row.name_key,
+                front_face_key: row.front_face_key,
+            })
+            .collect())
+    }
+
+    async fn preferred_printings(
+        &self,
+        game: &str,
+        picks: &[CardPick],
+    ) -> anyhow::Result<Vec<(CardPick, CatalogEntry)>> {
+        let mut conn = checkout(&self.pool).await?;
+        let card_ids: Vec<Uuid> = picks.iter().map(|pick| pick.card_id).collect();
+        let sets: Vec<Option<&str>> = picks.iter().map(|pick| pick.set.as_deref()).collect();
+        let rows: Vec<PickedRow> = diesel::sql_query(PREFERRED_PRINTINGS)
+            .bind::<Text, _>(game)
+            .bind::<Array<SqlUuid>, _>(&card_ids)
+            .bind::<Array<Nullable<Text>>, _>(&sets)
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("finding preferred printings")?;
+        rows.into_iter()
+            .map(|row| {
+                // ORDINALITY counts from 1.
+                let pick = usize::try_from(row.ord - 1)
+                    .ok()
+                    .and_then(|index| picks.get(index))
+                    .with_context(|| format!("ordinal {} out of range", row.ord))?;
+                Ok((pick.clone(), row.entry.into_domain()?))
+            })
+            .collect()
+    }
+}
