@@ -12,6 +12,7 @@ pub mod telemetry;
 
 use deckhand_domain::Services;
 use deckhand_domain::ports::SystemPorts;
+use deckhand_domain::settings::ServiceSettings;
 
 use crate::cli::{Cli, Command};
 
@@ -38,7 +39,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Some(Command::Admin(admin)) => {
             let repositories = store::open_postgres(&admin.store).await?;
-            let services = Services::new(repositories, SystemPorts::system());
+            // Admin commands of this release seal nothing, so a throwaway key will do.
+            let settings = ServiceSettings::new(deckhand_auth::OsRandom::new().bytes32()?);
+            let services = Services::new(repositories, SystemPorts::system(), settings);
             let output = admin::execute(&services, admin.command).await?;
             println!("{output}");
             Ok(())

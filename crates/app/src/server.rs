@@ -17,7 +17,11 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         "DECKHAND_SECRET_KEY is required with PostgreSQL (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)"
     );
     let repositories = crate::store::open(&settings.store, !settings.no_migrate).await?;
-    let services = Services::new(repositories, SystemPorts::system());
+    let services = Services::new(
+        repositories,
+        SystemPorts::system(),
+        settings.service_settings()?,
+    );
     let public_url = settings.public_url();
     if in_memory {
         tracing::warn!("no DATABASE_URL: using the in-memory store; nothing persists");

@@ -7,6 +7,8 @@ use std::net::SocketAddr;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, ValueEnum};
+use deckhand_domain::decks::DeckPolicy;
+use deckhand_domain::settings::ServiceSettings;
 
 /// Where data lives.
 #[derive(Debug, Clone, Args)]
@@ -81,6 +83,21 @@ pub struct ServeSettings {
 const DEFAULT_SOURCE_PROVIDERS: &str = "archidekt,moxfield,mtggoldfish,tappedout,deckstats,aetherhub,mtgtop8,scryfall,edhrec,tcgplayer,cardkingdom,untapped";
 
 impl ServeSettings {
+    /// What the domain services are configured with. Without a configured secret key (the
+    /// in-memory store only) a random one per process is used.
+    pub fn service_settings(&self) -> anyhow::Result<ServiceSettings> {
+        let secret_key = match &self.secret_key {
+            Some(key) => key.0,
+            None => deckhand_auth::OsRandom::new().bytes32()?,
+        };
+        let mut settings = ServiceSettings::new(secret_key);
+        settings.deck_policy = DeckPolicy {
+            source_providers: self.source_providers.iter().cloned().collect(),
+            pageview_window: time::Duration::seconds(i64::from(self.pageview_dedupe_secs)),
+        };
+        Ok(settings)
+    }
+
     pub fn public_url(&self) -> String {
         self.public_url
             .clone()

@@ -2,10 +2,12 @@
 //! randomness they need. It owns the *form* of every secret Deckhand hands out; it must never
 //! know where secrets are stored or how requests carry them.
 
+mod mac;
 mod password;
 mod random;
 mod token;
 
+pub use mac::hmac_sha256;
 pub use password::{PasswordError, hash_password, verify_password};
 pub use random::{OsRandom, RandomUnavailable};
 pub use token::{TokenHash, TokenKind, mint_token, sha256};

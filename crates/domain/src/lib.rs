@@ -11,6 +11,7 @@ pub mod error;
 pub mod identity;
 pub mod ports;
 pub mod services;
+pub mod settings;
 pub mod time;
 pub mod validation;
 

@@ -1,29 +1,42 @@
 //! The use cases, wired over one set of repositories and system ports.
 
 use crate::catalog::CatalogService;
+use crate::decks::DeckService;
 use crate::identity::IdentityService;
 use crate::ports::{Repositories, SystemPorts};
+use crate::settings::ServiceSettings;
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
 pub struct Services {
     pub identity: IdentityService,
     pub catalog: CatalogService,
+    pub decks: DeckService,
     pub repositories: Repositories,
     pub system: SystemPorts,
+    pub settings: ServiceSettings,
 }
 
 impl Services {
-    pub fn new(repositories: Repositories, system: SystemPorts) -> Self {
+    pub fn new(repositories: Repositories, system: SystemPorts, settings: ServiceSettings) -> Self {
+        let catalog = CatalogService::new(repositories.catalog.clone());
         Self {
             identity: IdentityService::new(
                 repositories.users.clone(),
                 repositories.pats.clone(),
                 system.clone(),
             ),
-            catalog: CatalogService::new(repositories.catalog.clone()),
+            decks: DeckService::new(
+                repositories.decks.clone(),
+                catalog.clone(),
+                system.clone(),
+                settings.deck_policy.clone(),
+                settings.visitor_key(),
+            ),
+            catalog,
             repositories,
             system,
+            settings,
         }
     }
 }

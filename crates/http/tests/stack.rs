@@ -10,6 +10,7 @@ use actix_web::{App, HttpResponse, web};
 use deckhand_domain::Services;
 use deckhand_domain::identity::{AccessRule, NewPatRequest, Scope, Scopes, UserLookup};
 use deckhand_domain::ports::SystemPorts;
+use deckhand_domain::settings::ServiceSettings;
 use deckhand_http::auth::Caller;
 use deckhand_http::body::{Body, json_or_text};
 use deckhand_http::{ApiError, HttpConfig, HttpState, with_middleware};
@@ -42,7 +43,11 @@ async fn needs_read(Caller(principal): Caller) -> Result<HttpResponse, ApiError>
 }
 
 fn state() -> (web::Data<HttpState>, Services) {
-    let services = Services::new(deckhand_memory::repositories(), SystemPorts::system());
+    let services = Services::new(
+        deckhand_memory::repositories(),
+        SystemPorts::system(),
+        ServiceSettings::new([7; 32]),
+    );
     let config = HttpConfig {
         public_url: "http://test".into(),
     };

@@ -12,6 +12,10 @@ use clap::Parser as _;
 use deckhand::cli::{Cli, Command};
 use deckhand_domain::Services;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
+use deckhand_domain::settings::ServiceSettings;
+
+/// The secret key of test apps.
+pub const TEST_SECRET_KEY: [u8; 32] = [0x5e; 32];
 use serde_json::Value;
 
 use crate::db::TestDb;
@@ -92,7 +96,7 @@ impl TestApp {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
-        let services = Services::new(repositories, system);
+        let services = Services::new(repositories, system, ServiceSettings::new(TEST_SECRET_KEY));
         let state = deckhand::server::http_state(services.clone(), base_url.clone())
             .expect("build the HTTP state");
         let server = deckhand::server::run(state, listener, Some(1)).expect("start the server");

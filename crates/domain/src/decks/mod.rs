@@ -1,11 +1,16 @@
 //! Decks: their content, history, visibility and ownership rules, and the listing.
 
+mod changes;
 mod model;
 pub mod ports;
 mod query;
+mod service;
 pub mod text;
 pub mod trending;
 
+pub use changes::{
+    CardLineInput, DeckChanges, DeckPolicy, FeaturedInput, MAX_CARD_LINES, MAX_QUANTITY,
+};
 pub use model::{
     Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion,
     FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
@@ -14,3 +19,4 @@ pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,
     RESULT_WINDOW, SortOrder,
 };
+pub use service::{DeckError, DeckService, ListRequest, Visitor, summarize};

@@ -1,0 +1,340 @@
+//! What a create or PATCH asks for, and the bounds every field must keep.
+
+use std::collections::BTreeSet;
+
+use crate::catalog::CardIdentifier;
+use crate::validation::{FieldViolation, Violations, bounded_text};
+
+use super::model::{FeaturedSlot, Visibility};
+
+/// At most this many card lines per deck write.
+pub const MAX_CARD_LINES: usize = 500;
+/// A line's quantity, and a merged line's total, stay within this.
+pub const MAX_QUANTITY: u32 = 999;
+
+/// A card line as a client sends it, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardLineInput {
+    pub section: String,
+    pub quantity: u32,
+    pub foil: bool,
+    pub identifier: CardIdentifier,
+}
+
+/// A featured card as a client sends it, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeaturedInput {
+    pub slot: FeaturedSlot,
+    pub foil: bool,
+    pub identifier: CardIdentifier,
+}
+
+/// The fields of a create or PATCH. `None` leaves a field as it is (on create: its default);
+/// `Some(None)` clears a nullable field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeckChanges {
+    pub name: Option<String>,
+    pub notes: Option<String>,
+    pub visibility: Option<Vec<String>>,
+    pub format: Option<Option<String>>,
+    pub youtube_url: Option<Option<String>>,
+    pub thumbnail: Option<Option<String>>,
+    pub legal: Option<bool>,
+    pub archetype: Option<Option<String>>,
+    pub source_provider: Option<String>,
+    pub source_external_id: Option<Option<String>>,
+    pub source_external_version: Option<Option<String>>,
+    pub source_external_url: Option<Option<String>>,
+    pub cards: Option<Vec<CardLineInput>>,
+    /// `Some(None)` returns to featured cards derived from the commander and companion.
+    pub featured: Option<Option<Vec<FeaturedInput>>>,
+    /// PATCH only.
+    pub is_archived: Option<bool>,
+}
+
+/// Operator-set rules for deck writes and views.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeckPolicy {
+    /// `source_provider` codes accepted besides `manual`.
+    pub source_providers: BTreeSet<String>,
+    /// A visitor's repeat views inside this window do not count.
+    pub pageview_window: time::Duration,
+}
+
+impl Default for DeckPolicy {
+    fn default() -> Self {
+        Self {
+            source_providers: BTreeSet::new(),
+            pageview_window: time::Duration::hours(1),
+        }
+    }
+}
+
+/// Field values that passed their bounds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct CheckedChanges {
+    pub name: Option<String>,
+    pub notes: Option<String>,
+    pub visibility: Option<Visibility>,
+    pub format: Option<Option<uuid::Uuid>>,
+    pub youtube_url: Option<Option<String>>,
+    pub thumbnail: Option<Option<String>>,
+    pub legal: Option<bool>,
+    pub archetype: Option<Option<String>>,
+    pub source_provider: Option<String>,
+    pub source_external_id: Option<Option<String>>,
+    pub source_external_version: Option<Option<String>>,
+    pub source_external_url: Option<Option<String>>,
+    pub is_archived: Option<bool>,
+}
+
+fn optional_text(
+    violations: &mut Violations,
+    field: &str,
+    value: &Option<Option<String>>,
+    max: usize,
+) -> Option<Option<String>> {
+    match value {
+        None => None,
+        Some(None) => Some(None),
+        Some(Some(text)) => violations
+            .check(bounded_text(field, text, 0, max))
+            .map(Some),
+    }
+}
+
+impl DeckChanges {
+    /// Checks every bound of the spec and contract at once. `creating` requires a name and
+    /// refuses `is_archived`.
+    pub(crate) fn check(
+        &self,
+        policy: &DeckPolicy,
+        creating: bool,
+    ) -> Result<CheckedChanges, Violations> {
+        let mut v = Violations::default();
+        if creating && self.name.is_none() {
+            v.push(FieldViolation::new(
+                "name",
+                "required",
+                "a deck needs a name",
+            ));
+        }
+        if creating && self.is_archived.is_some() {
+            v.push(FieldViolation::new(
+                "is_archived",
+                "unknown_field",
+                "a new deck cannot be archived",
+            ));
+        }
+        let name = self.name.as_deref().and_then(|name| {
+            let checked = v.check(bounded_text("name", name, 1, 255))?;
+            if checked.trim().is_empty() {
+                v.push(FieldViolation::new(
+                    "name",
+                    "blank",
+                    "must not be only white space",
+                ));
+                return None;
+            }
+            Some(checked)
+        });
+        let notes = self
+            .notes
+            .as_deref()
+            .and_then(|notes| v.check(bounded_text("notes", notes, 0, 50_000)));
+        let visibility = self
+            .visibility
+            .as_deref()
+            .and_then(|levels| v.check(Visibility::parse_levels("visibility", levels)));
+        let format = match &self.format {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(id)) => v
+                .check(uuid::Uuid::parse_str(id).map_err(|_| {
+                    FieldViolation::new("format", "invalid", "must be a format id (a UUID)")
+                }))
+                .map(Some),
+        };
+        let provider = self.source_provider.as_deref().and_then(|provider| {
+            let known = provider == "manual" || policy.source_providers.contains(provider);
+            if known {
+                Some(provider.to_owned())
+            } else {
+                let mut known: Vec<&str> = vec!["manual"];
+                known.extend(policy.source_providers.iter().map(String::as_str));
+                v.push(FieldViolation::new(
+                    "source_provider",
+                    "invalid",
+                    format!("must be one of {}", known.join(", ")),
+                ));
+                None
+            }
+        });
+        let checked = CheckedChanges {
+            name,
+            notes,
+            visibility,
+            format,
+            youtube_url: optional_text(&mut v, "youtube_url", &self.youtube_url, 500),
+            thumbnail: optional_text(&mut v, "thumbnail", &self.thumbnail, 255),
+            legal: self.legal,
+            archetype: optional_text(&mut v, "archetype", &self.archetype, 100),
+            source_provider: provider,
+            source_external_id: optional_text(
+                &mut v,
+                "source_external_id",
+                &self.source_external_id,
+                128,
+            ),
+            source_external_version: optional_text(
+                &mut v,
+                "source_external_version",
+                &self.source_external_version,
+                32,
+            ),
+            // The spec gives no bound; 2048 keeps a URL a URL.
+            source_external_url: optional_text(
+                &mut v,
+                "source_external_url",
+                &self.source_external_url,
+                2048,
+            ),
+            is_archived: self.is_archived,
+        };
+        if let Some(cards) = &self.cards {
+            if cards.len() > MAX_CARD_LINES {
+                v.push(FieldViolation::new(
+                    "cards",
+                    "too_many",
+                    format!("at most {MAX_CARD_LINES} card lines"),
+                ));
+            }
+            for (index, line) in cards.iter().enumerate() {
+                if !(1..=MAX_QUANTITY).contains(&line.quantity) {
+                    v.push(FieldViolation::new(
+                        format!("cards[{index}].quantity"),
+                        "range",
+                        format!("must be 1 to {MAX_QUANTITY}"),
+                    ));
+                }
+            }
+        }
+        let is_empty_patch = !creating && *self == DeckChanges::default();
+        if is_empty_patch {
+            v.push(FieldViolation::new(
+                "body",
+                "empty",
+                "a PATCH needs at least one field",
+            ));
+        }
+        v.into_result(checked)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy() -> DeckPolicy {
+        DeckPolicy {
+            source_providers: ["moxfield".to_owned()].into(),
+            ..DeckPolicy::default()
+        }
+    }
+
+    fn codes(result: Result<CheckedChanges, Violations>) -> Vec<(String, &'static str)> {
+        result
+            .unwrap_err()
+            .0
+            .into_iter()
+            .map(|v| (v.field, v.code))
+            .collect()
+    }
+
+    #[test]
+    fn creating_needs_a_name_and_every_bound_is_reported() {
+        let changes = DeckChanges {
+            notes: Some("x".repeat(50_001)),
+            youtube_url: Some(Some("y".repeat(501))),
+            thumbnail: Some(Some("t".repeat(256))),
+            source_external_id: Some(Some("i".repeat(129))),
+            source_external_version: Some(Some("v".repeat(33))),
+            source_provider: Some("elsewhere".into()),
+            visibility: Some(vec![]),
+            format: Some(Some("not-a-uuid".into())),
+            ..DeckChanges::default()
+        };
+        assert_eq!(
+            codes(changes.check(&policy(), true)),
+            [
+                ("name".to_owned(), "required"),
+                ("notes".to_owned(), "length"),
+                ("visibility".to_owned(), "invalid"),
+                ("format".to_owned(), "invalid"),
+                ("source_provider".to_owned(), "invalid"),
+                ("youtube_url".to_owned(), "length"),
+                ("thumbnail".to_owned(), "length"),
+                ("source_external_id".to_owned(), "length"),
+                ("source_external_version".to_owned(), "length"),
+            ]
+        );
+    }
+
+    #[test]
+    fn names_are_1_to_255_characters_and_not_blank() {
+        let named = |name: &str| DeckChanges {
+            name: Some(name.into()),
+            ..DeckChanges::default()
+        };
+        assert!(named(&"é".repeat(255)).check(&policy(), true).is_ok());
+        assert_eq!(
+            codes(named(&"a".repeat(256)).check(&policy(), true)),
+            [("name".to_owned(), "length")]
+        );
+        assert_eq!(
+            codes(named("").check(&policy(), true)),
+            [("name".to_owned(), "length")]
+        );
+        assert_eq!(
+            codes(named("   ").check(&policy(), true)),
+            [("name".to_owned(), "blank")]
+        );
+    }
+
+    #[test]
+    fn patches_need_a_field_and_quantities_stay_in_range() {
+        assert_eq!(
+            codes(DeckChanges::default().check(&policy(), false)),
+            [("body".to_owned(), "empty")]
+        );
+        let line = |quantity| CardLineInput {
+            section: "mainboard".into(),
+            quantity,
+            foil: false,
+            identifier: CardIdentifier::default(),
+        };
+        let changes = DeckChanges {
+            cards: Some(vec![line(1), line(0), line(1000)]),
+            ..DeckChanges::default()
+        };
+        assert_eq!(
+            codes(changes.check(&policy(), false)),
+            [
+                ("cards[1].quantity".to_owned(), "range"),
+                ("cards[2].quantity".to_owned(), "range")
+            ]
+        );
+    }
+
+    #[test]
+    fn providers_are_manual_or_configured() {
+        let provider = |code: &str| DeckChanges {
+            name: Some("x".into()),
+            source_provider: Some(code.into()),
+            ..DeckChanges::default()
+        };
+        assert!(provider("manual").check(&policy(), true).is_ok());
+        assert!(provider("moxfield").check(&policy(), true).is_ok());
+        assert!(provider("Moxfield").check(&policy(), true).is_err());
+    }
+}

@@ -1,0 +1,584 @@
+//! Deck use cases: who may see and change a deck, and what a save writes.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use crate::catalog::{CatalogService, Game, Printing, Unresolved};
+use crate::identity::{Principal, UserId};
+use crate::ports::SystemPorts;
+use crate::validation::{FieldViolation, Violations};
+
+use super::changes::{
+    CardLineInput, CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput, MAX_QUANTITY,
+};
+use super::model::{
+    CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion, FeaturedCard,
+    FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
+};
+use super::ports::{
+    DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
+    ViewCount,
+};
+use super::query::{DeckFilters, DeckQuery, DeckSort, Page, PageRequest, SortOrder};
+use super::trending;
+
+/// Why a deck operation did not happen. Each maps to one answer of the contract.
+#[derive(Debug, thiserror::Error)]
+pub enum DeckError {
+    #[error(transparent)]
+    Invalid(#[from] Violations),
+    /// Some cards (or featured cards) match nothing in the catalog.
+    #[error("{} card(s) could not be resolved", .items.len())]
+    Unresolved {
+        field: &'static str,
+        items: Vec<Unresolved>,
+    },
+    /// No such deck, or one the caller may not see or change.
+    #[error("no such deck")]
+    NotFound,
+    #[error("the deck is at version {current_version}")]
+    PreconditionFailed { current_version: i32 },
+    #[error("the owner already has a deck with this provenance")]
+    DuplicateProvenance,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+impl From<RevisionRefused> for DeckError {
+    fn from(refused: RevisionRefused) -> Self {
+        match refused {
+            RevisionRefused::NotFound => Self::NotFound,
+            RevisionRefused::PreconditionFailed { current_version } => {
+                Self::PreconditionFailed { current_version }
+            }
+        }
+    }
+}
+
+impl From<ReviseDeckError> for DeckError {
+    fn from(error: ReviseDeckError) -> Self {
+        match error {
+            ReviseDeckError::NotFound => Self::NotFound,
+            ReviseDeckError::Refused(refused) => refused.into(),
+            ReviseDeckError::DuplicateProvenance => Self::DuplicateProvenance,
+            ReviseDeckError::Unexpected(error) => Self::Unexpected(error),
+        }
+    }
+}
+
+/// Who a view is counted for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visitor {
+    User(UserId),
+    Ip(IpAddr),
+}
+
+/// The parameters of a list request, validated at the edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListRequest {
+    pub filters: DeckFilters,
+    pub sort: DeckSort,
+    pub order: SortOrder,
+    pub page: PageRequest,
+}
+
+#[derive(Clone)]
+pub struct DeckService {
+    decks: Arc<dyn DeckRepository>,
+    catalog: CatalogService,
+    system: SystemPorts,
+    policy: DeckPolicy,
+    /// Keys the visitor hashes of the pageview dedupe; the same on every instance.
+    visitor_key: [u8; 32],
+}
+
+impl DeckService {
+    pub fn new(
+        decks: Arc<dyn DeckRepository>,
+        catalog: CatalogService,
+        system: SystemPorts,
+        policy: DeckPolicy,
+        visitor_key: [u8; 32],
+    ) -> Self {
+        Self {
+            decks,
+            catalog,
+            system,
+            policy,
+            visitor_key,
+        }
+    }
+
+    pub fn policy(&self) -> &DeckPolicy {
+        &self.policy
+    }
+
+    /// Creates a deck owned by the caller (a partner-only caller: its `created_by` user).
+    pub async fn create(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        changes: DeckChanges,
+    ) -> Result<Deck, DeckError> {
+        let owner = principal.acting_user().ok_or(DeckError::NotFound)?;
+        let checked = changes.check(&self.policy, true)?;
+        self.check_format(game, &checked).await?;
+        let (cards, featured) = self.resolve(game, &changes).await?;
+        let now = self.system.clock.now();
+        let content = DeckContent {
+            name: checked.name.clone().unwrap_or_default(),
+            notes: checked.notes.clone().unwrap_or_default(),
+            visibility: checked.visibility.unwrap_or(Visibility::Private),
+            format_id: checked.format.flatten(),
+            youtube_url: checked.youtube_url.clone().flatten(),
+            thumbnail: checked.thumbnail.clone().flatten(),
+            legal: checked.legal.unwrap_or(false),
+            archetype: checked.archetype.clone().flatten(),
+            cards: cards.unwrap_or_default(),
+            featured: featured.flatten(),
+        };
+        let new = NewDeck {
+            id: DeckId(self.system.ids.new_id()),
+            game: game.slug.clone(),
+            owner,
+            summary: summarize(game, &content),
+            content,
+            provenance: apply_provenance(Provenance::manual(), &checked, now),
+            created_at: now,
+        };
+        self.decks.insert(&new).await.map_err(|error| match error {
+            InsertDeckError::DuplicateProvenance => DeckError::DuplicateProvenance,
+            InsertDeckError::Unexpected(error) => DeckError::Unexpected(error),
+        })
+    }
+
+    /// A deck of `game` the caller may see.
+    pub async fn get(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<Deck, DeckError> {
+        let deck = self.decks.find(id).await?.ok_or(DeckError::NotFound)?;
+        if deck.game != game.slug || !deck.is_visible_to(principal.acting_user()) {
+            return Err(DeckError::NotFound);
+        }
+        Ok(deck)
+    }
+
+    /// Applies a PATCH: owner only, one version and one history record per save.
+    pub async fn update(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        changes: DeckChanges,
+        if_match: Option<i32>,
+    ) -> Result<Deck, DeckError> {
+        let checked = changes.check(&self.policy, false)?;
+        self.check_format(game, &checked).await?;
+        let (cards, featured) = self.resolve(game, &changes).await?;
+        let writer = principal.acting_user();
+        let game = game.clone();
+        let now = self.system.clock.now();
+        let reviser: Reviser = Box::new(move |deck: &Deck| {
+            ensure_writable(deck, &game, writer, if_match)?;
+            let mut content = deck.content.clone();
+            apply_content(&mut content, &checked, cards, featured);
+            Ok(Revision {
+                summary: summarize(&game, &content),
+                content,
+                provenance: apply_provenance(deck.provenance.clone(), &checked, now),
+                is_archived: checked.is_archived.unwrap_or(deck.is_archived),
+                history_type: HistoryType::Update,
+                at: now,
+            })
+        });
+        Ok(self.decks.revise(id, reviser).await?)
+    }
+
+    /// The history, oldest first, of a deck the caller may see.
+    pub async fn versions(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<Vec<DeckVersion>, DeckError> {
+        self.get(principal, game, id).await?;
+        Ok(self.decks.versions(id).await?)
+    }
+
+    /// Restores the content of version `number` as a new version (forward-saving).
+    pub async fn rollback(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        number: i32,
+        if_match: Option<i32>,
+    ) -> Result<Deck, DeckError> {
+        // Versions are immutable once written, so reading one outside the lock is safe.
+        let version = match number {
+            1.. => self.decks.version(id, number).await?,
+            _ => None,
+        };
+        let version = version.ok_or(DeckError::NotFound)?;
+        let writer = principal.acting_user();
+        let game = game.clone();
+        let now = self.system.clock.now();
+        let reviser: Reviser = Box::new(move |deck: &Deck| {
+            ensure_writable(deck, &game, writer, if_match)?;
+            Ok(Revision {
+                content: version.content,
+                summary: version.summary,
+                provenance: deck.provenance.clone(),
+                is_archived: deck.is_archived,
+                history_type: HistoryType::Rollback {
+                    restored_from: number,
+                },
+                at: now,
+            })
+        });
+        Ok(self.decks.revise(id, reviser).await?)
+    }
+
+    /// A page of the decks of `game` the caller may see; archived decks are left out.
+    pub async fn list(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        request: ListRequest,
+    ) -> anyhow::Result<Page<Deck>> {
+        self.decks
+            .list(&DeckQuery {
+                game: game.slug.clone(),
+                viewer: principal.acting_user(),
+                filters: request.filters,
+                sort: request.sort,
+                order: request.order,
+                page: request.page,
+            })
+            .await
+    }
+
+    /// Registers a view of a deck the caller may see.
+    pub async fn register_view(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        client_ip: IpAddr,
+    ) -> Result<ViewCount, DeckError> {
+        self.get(principal, game, id).await?;
+        let visitor = match principal.user.as_ref() {
+            Some(user) => Visitor::User(user.id),
+            None => Visitor::Ip(client_ip),
+        };
+        let now = self.system.clock.now();
+        Ok(self
+            .decks
+            .count_view(
+                id,
+                &self.visitor_hash(visitor),
+                now,
+                self.policy.pageview_window,
+                trending::view_weight(now),
+            )
+            .await?)
+    }
+
+    /// Removes view records that can no longer dedupe anything.
+    pub async fn prune_views(&self) -> anyhow::Result<u64> {
+        let before = self.system.clock.now() - self.policy.pageview_window;
+        self.decks.prune_views(before).await
+    }
+
+    /// A keyed hash, so stored visitor keys reveal neither addresses nor user ids.
+    fn visitor_hash(&self, visitor: Visitor) -> [u8; 32] {
+        let text = match visitor {
+            Visitor::User(id) => format!("user:{id}"),
+            Visitor::Ip(ip) => format!("ip:{ip}"),
+        };
+        deckhand_auth::hmac_sha256(&self.visitor_key, text.as_bytes())
+    }
+
+    async fn check_format(&self, game: &Game, checked: &CheckedChanges) -> Result<(), DeckError> {
+        if let Some(Some(format_id)) = checked.format {
+            let format = self.catalog.format(game, &format_id.to_string()).await?;
+            if format.is_none() {
+                let message = format!("{} has no format {format_id}", game.slug);
+                return Err(
+                    Violations(vec![FieldViolation::new("format", "unknown", message)]).into(),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves the card lines and featured cards that `changes` sets.
+    #[allow(clippy::type_complexity)]
+    async fn resolve(
+        &self,
+        game: &Game,
+        changes: &DeckChanges,
+    ) -> Result<(Option<Vec<DeckCard>>, Option<Option<Vec<FeaturedChoice>>>), DeckError> {
+        let cards = match &changes.cards {
+            Some(lines) => Some(self.resolve_lines(game, lines).await?),
+            None => None,
+        };
+        let featured = match &changes.featured {
+            Some(Some(choices)) => Some(Some(self.resolve_featured(game, choices).await?)),
+            Some(None) => Some(None),
+            None => None,
+        };
+        Ok((cards, featured))
+    }
+
+    async fn resolve_lines(
+        &self,
+        game: &Game,
+        lines: &[CardLineInput],
+    ) -> Result<Vec<DeckCard>, DeckError> {
+        let mut violations = Violations::default();
+        for (index, line) in lines.iter().enumerate() {
+            if game.section(&line.section).is_none() {
+                let known: Vec<&str> = game
+                    .sections
+                    .iter()
+                    .map(|section| section.key.as_str())
+                    .collect();
+                violations.push(FieldViolation::new(
+                    format!("cards[{index}].section"),
+                    "unknown",
+                    format!("must be one of {}", known.join(", ")),
+                ));
+            }
+        }
+        violations.into_result(())?;
+        let identifiers: Vec<_> = lines.iter().map(|line| line.identifier.clone()).collect();
+        let printings = self.resolve_all(game, &identifiers, "cards").await?;
+        // The same section, printing and foil given twice is one line with the summed quantity.
+        let mut merged: Vec<DeckCard> = Vec::new();
+        for (line, printing) in lines.iter().zip(printings) {
+            let snapshot = snapshot(printing);
+            match merged.iter_mut().find(|card| {
+                card.section == line.section
+                    && card.foil == line.foil
+                    && card.card.variant_id == snapshot.variant_id
+            }) {
+                Some(card) => card.quantity += line.quantity,
+                None => merged.push(DeckCard {
+                    section: line.section.clone(),
+                    quantity: line.quantity,
+                    foil: line.foil,
+                    card: snapshot,
+                }),
+            }
+        }
+        if let Some(card) = merged.iter().find(|card| card.quantity > MAX_QUANTITY) {
+            let message = format!(
+                "{} copies of {} in {} exceed {MAX_QUANTITY}",
+                card.quantity, card.card.name, card.section
+            );
+            return Err(Violations(vec![FieldViolation::new("cards", "range", message)]).into());
+        }
+        Ok(merged)
+    }
+
+    async fn resolve_featured(
+        &self,
+        game: &Game,
+        choices: &[FeaturedInput],
+    ) -> Result<Vec<FeaturedChoice>, DeckError> {
+        let identifiers: Vec<_> = choices
+            .iter()
+            .map(|choice| choice.identifier.clone())
+            .collect();
+        let printings = self.resolve_all(game, &identifiers, "featured").await?;
+        Ok(choices
+            .iter()
+            .zip(printings)
+            .map(|(choice, printing)| FeaturedChoice {
+                slot: choice.slot,
+                foil: choice.foil,
+                card: snapshot(printing),
+            })
+            .collect())
+    }
+
+    /// One printing per identifier, in order, or every unresolved one.
+    async fn resolve_all(
+        &self,
+        game: &Game,
+        identifiers: &[crate::catalog::CardIdentifier],
+        field: &'static str,
+    ) -> Result<Vec<Printing>, DeckError> {
+        let resolution = self.catalog.resolve(game, identifiers, None).await?;
+        if !resolution.unresolved.is_empty() {
+            return Err(DeckError::Unresolved {
+                field,
+                items: resolution.unresolved,
+            });
+        }
+        let mut resolved = resolution.resolved;
+        resolved.sort_by_key(|item| item.index);
+        Ok(resolved.into_iter().map(|item| item.printing).collect())
+    }
+}
+
+/// Refuses a save by anyone but the owner (as "not found") or against another version.
+fn ensure_writable(
+    deck: &Deck,
+    game: &Game,
+    writer: Option<UserId>,
+    if_match: Option<i32>,
+) -> Result<(), RevisionRefused> {
+    if deck.game != game.slug || !deck.is_owned_by(writer) {
+        return Err(RevisionRefused::NotFound);
+    }
+    match if_match {
+        Some(expected) if expected != deck.version => Err(RevisionRefused::PreconditionFailed {
+            current_version: deck.version,
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn apply_content(
+    content: &mut DeckContent,
+    checked: &CheckedChanges,
+    cards: Option<Vec<DeckCard>>,
+    featured: Option<Option<Vec<FeaturedChoice>>>,
+) {
+    if let Some(name) = &checked.name {
+        content.name = name.clone();
+    }
+    if let Some(notes) = &checked.notes {
+        content.notes = notes.clone();
+    }
+    if let Some(visibility) = checked.visibility {
+        content.visibility = visibility;
+    }
+    if let Some(format) = checked.format {
+        content.format_id = format;
+    }
+    if let Some(youtube_url) = &checked.youtube_url {
+        content.youtube_url = youtube_url.clone();
+    }
+    if let Some(thumbnail) = &checked.thumbnail {
+        content.thumbnail = thumbnail.clone();
+    }
+    if let Some(legal) = checked.legal {
+        content.legal = legal;
+    }
+    if let Some(archetype) = &checked.archetype {
+        content.archetype = archetype.clone();
+    }
+    if let Some(cards) = cards {
+        content.cards = cards;
+    }
+    if let Some(featured) = featured {
+        content.featured = featured;
+    }
+}
+
+/// The provenance after `checked`; an external id given now stamps the import time.
+fn apply_provenance(
+    mut provenance: Provenance,
+    checked: &CheckedChanges,
+    now: time::OffsetDateTime,
+) -> Provenance {
+    if let Some(provider) = &checked.source_provider {
+        provenance.source_provider = provider.clone();
+    }
+    if let Some(version) = &checked.source_external_version {
+        provenance.source_external_version = version.clone();
+    }
+    if let Some(url) = &checked.source_external_url {
+        provenance.source_external_url = url.clone();
+    }
+    if let Some(external_id) = &checked.source_external_id {
+        provenance.source_imported_at = external_id.as_ref().map(|_| now);
+        provenance.source_external_id = external_id.clone();
+    }
+    provenance
+}
+
+fn snapshot(printing: Printing) -> CardSnapshot {
+    CardSnapshot {
+        variant_id: printing.variant_id,
+        card_id: printing.card_id,
+        name: printing.name,
+        set: printing.set,
+        collector_number: printing.collector_number,
+        type_line: printing.type_line,
+        image_url: printing.image_url,
+        colors: printing.colors,
+    }
+}
+
+/// Section totals, colours and featured cards, as lists show them.
+pub fn summarize(game: &Game, content: &DeckContent) -> DeckSummary {
+    let mut section_counts = BTreeMap::new();
+    for card in &content.cards {
+        *section_counts.entry(card.section.clone()).or_insert(0) += card.quantity;
+    }
+    let counted = content
+        .cards
+        .iter()
+        .filter(|card| {
+            game.section(&card.section)
+                .is_some_and(|section| section.counted)
+        })
+        .flat_map(|card| card.card.colors.iter().map(String::as_str));
+    DeckSummary {
+        section_counts,
+        colors: game.order_colors(counted),
+        featured_cards: featured_cards(content),
+    }
+}
+
+/// The owner's choices, or else the commander section's cards then the companion's.
+fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
+    let choices: Vec<(FeaturedSlot, bool, &CardSnapshot)> = match &content.featured {
+        Some(choices) => choices
+            .iter()
+            .map(|choice| (choice.slot, choice.foil, &choice.card))
+            .collect(),
+        None => {
+            let mut derived = Vec::new();
+            for (slot, section) in [
+                (FeaturedSlot::Commander, "commander"),
+                (FeaturedSlot::Companion, "companion"),
+            ] {
+                let mut cards: Vec<&DeckCard> = content
+                    .cards
+                    .iter()
+                    .filter(|card| card.section == section)
+                    .collect();
+                cards.sort_by(|a, b| a.card.name.cmp(&b.card.name));
+                derived.extend(cards.into_iter().map(|card| (slot, card.foil, &card.card)));
+            }
+            derived
+        }
+    };
+    let mut per_slot: BTreeMap<&str, u32> = BTreeMap::new();
+    choices
+        .into_iter()
+        .enumerate()
+        .map(|(position, (slot, foil, card))| {
+            let within = per_slot.entry(slot.as_str()).or_insert(0);
+            let featured = FeaturedCard {
+                slot,
+                slot_key: format!("{}:{within}", slot.as_str()),
+                label: slot.label().to_owned(),
+                sort_order: u32::try_from(position).unwrap_or(u32::MAX),
+                foil,
+                card: card.clone(),
+            };
+            *within += 1;
+            featured
+        })
+        .collect()
+}

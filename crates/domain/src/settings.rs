@@ -1,0 +1,48 @@
+//! Settings the services need from the operator, validated by the app before they get here.
+
+use crate::decks::DeckPolicy;
+
+/// The 32-byte key that seals secrets at rest (`DECKHAND_SECRET_KEY`). Never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretKey(pub [u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+/// What the services are configured with.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// Seals secrets at rest and keys stored hashes. Changing it makes existing secrets
+    /// unreadable and restarts the pageview dedupe.
+    pub secret_key: SecretKey,
+    pub deck_policy: DeckPolicy,
+}
+
+impl ServiceSettings {
+    pub fn new(secret_key: [u8; 32]) -> Self {
+        Self {
+            secret_key: SecretKey(secret_key),
+            deck_policy: DeckPolicy::default(),
+        }
+    }
+
+    /// The key of the pageview visitor hashes: derived from the secret key, so every instance
+    /// computes the same hash for a visitor while the secret key itself is never reused raw.
+    pub(crate) fn visitor_key(&self) -> [u8; 32] {
+        deckhand_auth::hmac_sha256(&self.secret_key.0, b"deckhand pageview visitors")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_key_is_never_printed() {
+        let shown = format!("{:?}", ServiceSettings::new([7; 32]));
+        assert!(!shown.contains('7'), "{shown}");
+    }
+}
