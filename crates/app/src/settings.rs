@@ -127,7 +127,7 @@ fn parse_public_url(value: &str) -> Result<String, String> {
     Ok(trimmed.to_owned())
 }
 
-fn parse_secret_key(value: &str) -> Result<SecretKey, String> {
+pub fn parse_secret_key(value: &str) -> Result<SecretKey, String> {
     let bytes = STANDARD
         .decode(value.trim())
         .map_err(|_| "must be standard base64".to_owned())?;

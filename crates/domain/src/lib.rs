@@ -9,7 +9,9 @@ pub mod error;
 pub mod identity;
 pub mod ports;
 pub mod services;
+pub mod settings;
 pub mod time;
 
 pub use error::StoreUnavailable;
 pub use services::Services;
+pub use settings::ServiceSettings;

@@ -11,7 +11,9 @@ use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-pub use crate::identity::ports::{PatRepository, UserRepository};
+pub use crate::identity::ports::{
+    ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
+};
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -54,6 +56,9 @@ pub struct PoolStatus {
 pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
+    pub partners: Arc<dyn PartnerRepository>,
+    pub api_keys: Arc<dyn ApiKeyRepository>,
+    pub signature_replays: Arc<dyn SignatureReplayRepository>,
     pub health: Arc<dyn StoreHealth>,
 }
 

@@ -2,6 +2,7 @@
 
 use crate::identity::IdentityService;
 use crate::ports::{Repositories, SystemPorts};
+use crate::settings::ServiceSettings;
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
@@ -9,18 +10,16 @@ pub struct Services {
     pub identity: IdentityService,
     pub repositories: Repositories,
     pub system: SystemPorts,
+    pub settings: ServiceSettings,
 }
 
 impl Services {
-    pub fn new(repositories: Repositories, system: SystemPorts) -> Self {
+    pub fn new(repositories: Repositories, system: SystemPorts, settings: ServiceSettings) -> Self {
         Self {
-            identity: IdentityService::new(
-                repositories.users.clone(),
-                repositories.pats.clone(),
-                system.clone(),
-            ),
+            identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
             repositories,
             system,
+            settings,
         }
     }
 }

@@ -7,9 +7,9 @@
 use actix_web::http::StatusCode;
 use actix_web::test::{TestRequest, call_service, init_service, read_body_json, try_call_service};
 use actix_web::{App, HttpResponse, web};
-use deckhand_domain::Services;
 use deckhand_domain::identity::{AccessRule, NewPatRequest, Scope, Scopes, UserLookup};
 use deckhand_domain::ports::SystemPorts;
+use deckhand_domain::{ServiceSettings, Services};
 use deckhand_http::auth::Caller;
 use deckhand_http::body::{Body, json_or_text};
 use deckhand_http::{ApiError, HttpConfig, HttpState, with_middleware};
@@ -42,10 +42,12 @@ async fn needs_read(Caller(principal): Caller) -> Result<HttpResponse, ApiError>
 }
 
 fn state() -> (web::Data<HttpState>, Services) {
-    let services = Services::new(deckhand_memory::repositories(), SystemPorts::system());
-    let config = HttpConfig {
-        public_url: "http://test".into(),
-    };
+    let services = Services::new(
+        deckhand_memory::repositories(),
+        SystemPorts::system(),
+        ServiceSettings::new([1; 32]),
+    );
+    let config = HttpConfig::new("http://test");
     (
         web::Data::new(HttpState::new(services.clone(), config).unwrap()),
         services,

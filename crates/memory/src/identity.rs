@@ -21,6 +21,12 @@ pub(crate) struct Tables {
     pat_by_hash: HashMap<TokenHash, PatId>,
 }
 
+impl Tables {
+    pub(crate) fn has_user(&self, id: UserId) -> bool {
+        self.users.contains_key(&id)
+    }
+}
+
 pub(crate) struct MemoryUsers(pub(crate) Store);
 
 #[async_trait]

@@ -1,13 +1,14 @@
 //! Every port of the domain in memory: the store of a service run without PostgreSQL, and the
 //! fast stand-in for it in tests. It keeps the same promises as the PostgreSQL adapter (the
 //! repository contract suite in `deckhand_testkit` runs against both), including the ones a
-//! database would enforce with constraints: unique usernames and token hashes, owners that exist.
+//! database would enforce with constraints: unique usernames, slugs and token hashes, owners that exist.
 //!
 //! It must never know about HTTP, SQL or the app. All state sits behind one `std` mutex, taken
 //! only in synchronous sections so it is never held across an `.await`.
 
 mod health;
 mod identity;
+mod partners;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -17,6 +18,7 @@ use deckhand_domain::ports::Repositories;
 #[derive(Debug, Default)]
 struct State {
     identity: identity::Tables,
+    partners: partners::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -35,7 +37,10 @@ pub fn repositories() -> Repositories {
     let store = Store::default();
     Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
-        pats: Arc::new(identity::MemoryPats(store)),
+        pats: Arc::new(identity::MemoryPats(store.clone())),
+        partners: Arc::new(partners::MemoryPartners(store.clone())),
+        api_keys: Arc::new(partners::MemoryApiKeys(store.clone())),
+        signature_replays: Arc::new(partners::MemorySignatureReplays(store)),
         health: Arc::new(health::MemoryHealth),
     }
 }

@@ -12,6 +12,7 @@
 mod error;
 mod health;
 mod migrations;
+mod partners;
 mod pats;
 mod pool;
 mod schema;
@@ -29,6 +30,9 @@ pub fn repositories(pool: Pool) -> Repositories {
     Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
+        partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
+        api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
+        signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
         health: Arc::new(health::PgHealth { pool }),
     }
 }

@@ -27,3 +27,37 @@ diesel::table! {
 
 diesel::joinable!(personal_access_tokens -> users (user_id));
 diesel::allow_tables_to_appear_in_same_query!(users, personal_access_tokens);
+
+diesel::table! {
+    partners (slug) {
+        slug -> Text,
+        created_by -> Uuid,
+        scopes -> Array<Text>,
+        game_scopes -> Array<Text>,
+        tier -> Text,
+        secret_sealed -> Bytea,
+        active -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    partner_api_keys (id) {
+        id -> Uuid,
+        partner_slug -> Text,
+        key_hash -> Bytea,
+        created_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    partner_signature_replays (partner_slug, signature_hash) {
+        partner_slug -> Text,
+        signature_hash -> Bytea,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(partner_api_keys -> partners (partner_slug));
+diesel::allow_tables_to_appear_in_same_query!(partners, partner_api_keys);

@@ -1,0 +1,41 @@
+//! Settings the services need from the operator, validated by the app before they get here.
+
+/// The 32-byte key that seals secrets at rest (`DECKHAND_SECRET_KEY`). Never printed.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretKey(pub [u8; 32]);
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey(..)")
+    }
+}
+
+/// What the services are configured with.
+#[derive(Debug, Clone)]
+pub struct ServiceSettings {
+    /// Seals partner HMAC secrets (AES-256-GCM). Changing it makes existing secrets unreadable.
+    pub secret_key: SecretKey,
+}
+
+impl ServiceSettings {
+    pub fn new(secret_key: [u8; 32]) -> Self {
+        Self {
+            secret_key: SecretKey(secret_key),
+        }
+    }
+
+    pub(crate) fn sealing_key(&self) -> deckhand_auth::SealingKey {
+        deckhand_auth::SealingKey(self.secret_key.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_secret_key_is_never_printed() {
+        let shown = format!("{:?}", ServiceSettings::new([7; 32]));
+        assert!(!shown.contains('7'), "{shown}");
+    }
+}
