@@ -4,5 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
 mod operations;
+mod partners;
 mod probes;
 mod support;
