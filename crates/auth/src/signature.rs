@@ -204,7 +204,7 @@ mod tests {
             format!("v1.-42.{hex64}"),
             format!("v1.+42.{hex64}"),
             format!("v1.123456789012.{hex64}"),
-            format!("v1.42"),
+            "v1.42".to_owned(),
             format!("v1.42.{hex64}.x"),
             format!(" v1.42.{hex64}"),
             format!("42.{hex64}"),
