@@ -5,6 +5,7 @@
 
 mod catalog;
 mod operations;
+mod partners;
 mod probes;
 mod resilience;
 mod support;

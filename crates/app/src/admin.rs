@@ -2,11 +2,18 @@
 //! object the command prints.
 
 use anyhow::Context as _;
+use deckhand_auth::CanonicalRequest;
 use deckhand_domain::Services;
-use deckhand_domain::identity::{NewPatRequest, Scopes, UserLookup};
+use deckhand_domain::identity::{
+    ApiKeyId, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scopes, Tier, UserLookup,
+};
 use serde_json::{Value, json};
+use time::OffsetDateTime;
 
-use crate::cli::{AdminCommand, CatalogCommand, DemoCommand, PatCommand, UserCommand};
+use crate::cli::{
+    AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, PartnerCommand, PatCommand, SignArgs,
+    UserCommand,
+};
 
 pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
     match command {
@@ -51,9 +58,104 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
             let report = crate::catalog::import_file(services, &game, source, &file).await?;
             Ok(serde_json::to_value(report)?)
         }
+        AdminCommand::Partner(PartnerCommand::Create {
+            slug,
+            owner,
+            scopes,
+            game_scopes,
+            tier,
+        }) => {
+            let (partner, secret) = services
+                .identity
+                .create_partner(NewPartnerRequest {
+                    slug: PartnerSlug::parse(&slug)?,
+                    owner: UserLookup::parse(&owner)?,
+                    scopes: Scopes::parse_list(&scopes)?,
+                    game_scopes: GameScopes::parse_list(&game_scopes)?,
+                    tier: tier.as_deref().map(Tier::parse).transpose()?,
+                })
+                .await
+                .with_context(|| format!("cannot create partner `{slug}`"))?;
+            Ok(json!({ "slug": partner.slug, "secret": secret, "created_by": partner.created_by }))
+        }
+        AdminCommand::Partner(PartnerCommand::Disable { slug }) => {
+            let partner = services
+                .identity
+                .disable_partner(&PartnerSlug::parse(&slug)?)
+                .await
+                .with_context(|| format!("cannot disable partner `{slug}`"))?;
+            Ok(json!({ "slug": partner.slug, "active": partner.active }))
+        }
+        AdminCommand::ApiKey(ApiKeyCommand::Create { partner }) => {
+            let (key, secret) = services
+                .identity
+                .create_api_key(&PartnerSlug::parse(&partner)?)
+                .await
+                .with_context(|| format!("cannot create an API key for `{partner}`"))?;
+            Ok(json!({ "id": key.id, "key": secret }))
+        }
+        AdminCommand::ApiKey(ApiKeyCommand::Revoke { id }) => {
+            let key = services
+                .identity
+                .revoke_api_key(ApiKeyId(id))
+                .await
+                .with_context(|| format!("cannot revoke API key `{id}`"))?;
+            Ok(json!({ "id": key.id, "revoked": key.revoked_at.is_some() }))
+        }
+        AdminCommand::Sign(args) => sign(args, services.system.clock.now()),
         AdminCommand::Demo(DemoCommand::Seed) => {
             let demo = crate::demo::seed(services).await?;
             Ok(serde_json::to_value(demo)?)
         }
     }
+}
+
+/// `admin sign`: the headers of a signed request, computed exactly as the server checks them.
+pub fn sign(args: SignArgs, now: OffsetDateTime) -> anyhow::Result<Value> {
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => text.clone().into_bytes(),
+        (None, Some(path)) => std::fs::read(path)
+            .with_context(|| format!("cannot read the body file {}", path.display()))?,
+        (None, None) => Vec::new(),
+    };
+    let slug = PartnerSlug::parse(&args.partner)?;
+    let method = args.method.to_ascii_uppercase();
+    let body_sha256 = deckhand_auth::sha256(&body);
+    let request = CanonicalRequest {
+        timestamp: args.timestamp.unwrap_or_else(|| now.unix_timestamp()),
+        method: &method,
+        path: &args.path,
+        query: &args.query,
+        partner_slug: slug.as_str(),
+        body_sha256: &body_sha256,
+    };
+    let signature = request.sign(args.secret.as_bytes()).render();
+    let mut headers = serde_json::Map::new();
+    headers.insert("X-Partner-Id".into(), json!(slug.as_str()));
+    headers.insert("X-Signature".into(), json!(signature));
+    if let Some(pat) = &args.pat {
+        headers.insert("Authorization".into(), json!(format!("Bearer {pat}")));
+    }
+    let url = if args.query.is_empty() {
+        format!("{}{}", args.base_url, args.path)
+    } else {
+        format!("{}{}?{}", args.base_url, args.path, args.query)
+    };
+    let mut curl = format!("curl -sS -X {method} '{url}'");
+    for (name, value) in &headers {
+        curl.push_str(&format!(
+            " -H '{name}: {}'",
+            value.as_str().unwrap_or_default()
+        ));
+    }
+    if let Some(path) = &args.body_file {
+        curl.push_str(&format!(" --data-binary @'{}'", path.display()));
+    } else if let Some(text) = &args.body {
+        curl.push_str(&format!(" --data-binary '{}'", text.replace('\'', "'\\''")));
+    }
+    Ok(json!({
+        "headers": headers,
+        "canonical": request.canonical_string(),
+        "curl": curl,
+    }))
 }

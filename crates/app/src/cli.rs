@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::settings::{LogFormat, ServeSettings, StoreSettings};
+use crate::settings::{LogFormat, SecretKey, ServeSettings, StoreSettings, parse_secret_key};
 
 #[derive(Debug, Parser)]
 #[command(name = "deckhand", version, about = "The Deckhand deck-building API")]
@@ -42,6 +42,9 @@ pub enum Command {
 pub struct AdminArgs {
     #[command(flatten)]
     pub store: StoreSettings,
+    /// Base64 of 32 bytes; seals partner secrets. Required by `partner create`.
+    #[arg(long, env = "DECKHAND_SECRET_KEY", hide_env_values = true, value_parser = parse_secret_key)]
+    pub secret_key: Option<SecretKey>,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -54,6 +57,15 @@ pub enum AdminCommand {
     /// Personal access tokens.
     #[command(subcommand)]
     Pat(PatCommand),
+    /// Partners.
+    #[command(subcommand)]
+    Partner(PartnerCommand),
+    /// Partner API keys.
+    #[command(subcommand)]
+    ApiKey(ApiKeyCommand),
+    /// Print the signature headers of a request (needs no database), to test a partner's
+    /// signing: {"headers", "canonical", "curl"}.
+    Sign(SignArgs),
     /// The demo data set.
     #[command(subcommand)]
     Demo(DemoCommand),
@@ -74,6 +86,80 @@ pub enum CatalogCommand {
         source: crate::catalog::Source,
         file: std::path::PathBuf,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PartnerCommand {
+    /// Create a partner: {"slug", "secret", "created_by"}. The secret is shown once.
+    Create {
+        /// 2 to 40 of a-z, 0-9 and '-'.
+        #[arg(long)]
+        slug: String,
+        /// The user partner-only calls act as, by id or username.
+        #[arg(long)]
+        owner: String,
+        /// Scopes, separated by spaces or commas.
+        #[arg(long)]
+        scopes: String,
+        /// Game slugs separated by spaces or commas, or `*` for every game.
+        #[arg(long)]
+        game_scopes: String,
+        /// Rate-limit tier (default `partner`).
+        #[arg(long)]
+        tier: Option<String>,
+    },
+    /// Disable a partner, stopping its signatures and API keys at once: {"slug", "active": false}.
+    Disable {
+        #[arg(long)]
+        slug: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApiKeyCommand {
+    /// Create an API key for a partner: {"id", "key"}. The key is shown once.
+    Create {
+        #[arg(long)]
+        partner: String,
+    },
+    /// Revoke an API key: {"id", "revoked": true}.
+    Revoke {
+        #[arg(long)]
+        id: uuid::Uuid,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SignArgs {
+    /// The partner slug.
+    #[arg(long)]
+    pub partner: String,
+    /// The partner secret (dh_ps_...).
+    #[arg(long, env = "DECKHAND_PARTNER_SECRET", hide_env_values = true)]
+    pub secret: String,
+    #[arg(long, default_value = "GET")]
+    pub method: String,
+    /// The path as it will be sent, percent-encoding kept (e.g. /api/public/v1/_probe/partner).
+    #[arg(long)]
+    pub path: String,
+    /// The raw query as it will be sent, without '?'.
+    #[arg(long, default_value = "")]
+    pub query: String,
+    /// The body as text.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// A file holding the body bytes.
+    #[arg(long)]
+    pub body_file: Option<std::path::PathBuf>,
+    /// A PAT to send with the signature (acting for its user).
+    #[arg(long)]
+    pub pat: Option<String>,
+    /// Unix seconds to sign with (default: now).
+    #[arg(long)]
+    pub timestamp: Option<i64>,
+    /// Base URL for the curl command.
+    #[arg(long, default_value = "http://127.0.0.1:8080")]
+    pub base_url: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -10,9 +10,8 @@ pub mod settings;
 pub mod store;
 pub mod telemetry;
 
-use deckhand_domain::Services;
 use deckhand_domain::ports::SystemPorts;
-use deckhand_domain::settings::ServiceSettings;
+use deckhand_domain::{ServiceSettings, Services};
 
 use crate::cli::{Cli, Command};
 
@@ -38,13 +37,38 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Some(Command::Admin(admin)) => {
+            if let cli::AdminCommand::Sign(args) = admin.command {
+                let output = admin::sign(args, time::OffsetDateTime::now_utc())?;
+                println!("{output}");
+                return Ok(());
+            }
+            let needs_key = matches!(
+                admin.command,
+                cli::AdminCommand::Partner(cli::PartnerCommand::Create { .. })
+                    | cli::AdminCommand::Demo(_)
+            );
+            anyhow::ensure!(
+                !needs_key || admin.secret_key.is_some(),
+                "this command needs DECKHAND_SECRET_KEY (the one `deckhand serve` uses), to seal the partner secret"
+            );
             let repositories = store::open_postgres(&admin.store).await?;
-            // Admin commands of this release seal nothing, so a throwaway key will do.
-            let settings = ServiceSettings::new(deckhand_auth::OsRandom::new().bytes32()?);
+            let settings = service_settings(admin.secret_key.as_ref())?;
             let services = Services::new(repositories, SystemPorts::system(), settings);
             let output = admin::execute(&services, admin.command).await?;
             println!("{output}");
             Ok(())
         }
     }
+}
+
+/// The services' settings. Without a secret key (only allowed where nothing sealed outlives
+/// the process, or where the command seals nothing) a random one is drawn.
+pub fn service_settings(
+    secret_key: Option<&settings::SecretKey>,
+) -> anyhow::Result<ServiceSettings> {
+    let key = match secret_key {
+        Some(key) => key.0,
+        None => deckhand_auth::OsRandom::new().bytes32()?,
+    };
+    Ok(ServiceSettings::new(key))
 }

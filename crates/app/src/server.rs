@@ -36,17 +36,19 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
     let listener = TcpListener::bind(settings.bind)
         .with_context(|| format!("cannot listen on {}", settings.bind))?;
     tracing::info!(address = %settings.bind, public_url, "serving");
-    let state = http_state(services, public_url)?;
+    let config = HttpConfig {
+        public_url,
+        rate_limits: settings.rate_limits.0.clone(),
+        trusted_proxies: settings.trusted_proxies.clone(),
+    };
+    let state = http_state(services, config)?;
     run(state, listener, settings.workers.map(usize::from))?
         .await
         .context("the HTTP server failed")
 }
 
-pub fn http_state(services: Services, public_url: String) -> anyhow::Result<web::Data<HttpState>> {
-    Ok(web::Data::new(HttpState::new(
-        services,
-        HttpConfig { public_url },
-    )?))
+pub fn http_state(services: Services, config: HttpConfig) -> anyhow::Result<web::Data<HttpState>> {
+    Ok(web::Data::new(HttpState::new(services, config)?))
 }
 
 /// The HTTP server on `listener`; tests run it on an ephemeral port.

@@ -86,11 +86,7 @@ impl ServeSettings {
     /// What the domain services are configured with. Without a configured secret key (the
     /// in-memory store only) a random one per process is used.
     pub fn service_settings(&self) -> anyhow::Result<ServiceSettings> {
-        let secret_key = match &self.secret_key {
-            Some(key) => key.0,
-            None => deckhand_auth::OsRandom::new().bytes32()?,
-        };
-        let mut settings = ServiceSettings::new(secret_key);
+        let mut settings = crate::service_settings(self.secret_key.as_ref())?;
         settings.deck_policy = DeckPolicy {
             source_providers: self.source_providers.iter().cloned().collect(),
             pageview_window: time::Duration::seconds(i64::from(self.pageview_dedupe_secs)),
@@ -144,7 +140,7 @@ fn parse_public_url(value: &str) -> Result<String, String> {
     Ok(trimmed.to_owned())
 }
 
-fn parse_secret_key(value: &str) -> Result<SecretKey, String> {
+pub fn parse_secret_key(value: &str) -> Result<SecretKey, String> {
     let bytes = STANDARD
         .decode(value.trim())
         .map_err(|_| "must be standard base64".to_owned())?;

@@ -17,3 +17,4 @@ pub mod validation;
 
 pub use error::StoreUnavailable;
 pub use services::Services;
+pub use settings::ServiceSettings;

@@ -13,7 +13,9 @@ use uuid::Uuid;
 
 pub use crate::catalog::ports::CatalogRepository;
 pub use crate::decks::ports::DeckRepository;
-pub use crate::identity::ports::{PatRepository, UserRepository};
+pub use crate::identity::ports::{
+    ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
+};
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -57,6 +59,9 @@ pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
     pub decks: Arc<dyn DeckRepository>,
+    pub partners: Arc<dyn PartnerRepository>,
+    pub api_keys: Arc<dyn ApiKeyRepository>,
+    pub signature_replays: Arc<dyn SignatureReplayRepository>,
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
 }

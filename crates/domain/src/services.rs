@@ -21,11 +21,7 @@ impl Services {
     pub fn new(repositories: Repositories, system: SystemPorts, settings: ServiceSettings) -> Self {
         let catalog = CatalogService::new(repositories.catalog.clone());
         Self {
-            identity: IdentityService::new(
-                repositories.users.clone(),
-                repositories.pats.clone(),
-                system.clone(),
-            ),
+            identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
             decks: DeckService::new(
                 repositories.decks.clone(),
                 catalog.clone(),

@@ -34,6 +34,10 @@ impl ServiceSettings {
     pub(crate) fn visitor_key(&self) -> [u8; 32] {
         deckhand_auth::hmac_sha256(&self.secret_key.0, b"deckhand pageview visitors")
     }
+
+    pub(crate) fn sealing_key(&self) -> deckhand_auth::SealingKey {
+        deckhand_auth::SealingKey(self.secret_key.0)
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
-//! The request authenticator as an extractor: copies the credential headers into the domain's
-//! `PresentedCredentials` and lets the identity service decide. Handlers take [`Caller`].
+//! The request authenticator: copies the credential headers into the domain's
+//! `PresentedCredentials`, and what a signature covers into `RequestFacts`, and lets the
+//! identity service decide. The API gate (`middleware::api_gate`) authenticates every API
+//! request once; handlers take [`Caller`], which reuses that result.
 
 use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, web};
-use deckhand_domain::identity::{AuthorizationHeader, PresentedCredentials, Principal};
+use deckhand_domain::identity::{
+    AuthorizationHeader, PresentedCredentials, Principal, RequestFacts,
+};
 use futures_util::future::LocalBoxFuture;
 
 use crate::error::ApiError;
@@ -17,6 +21,14 @@ pub struct Caller(pub Principal);
 /// The caller string, left in the request's extensions for the request log.
 #[derive(Debug, Clone)]
 pub struct CallerName(pub String);
+
+/// SHA-256 of the request body, left in the extensions by the API gate when a signature came
+/// with the request (the body is read, hashed and put back for the handler).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyDigest(pub [u8; 32]);
+
+/// The header that carries a partner signature.
+pub const X_SIGNATURE: &str = "x-signature";
 
 /// A credential header that cannot be read as one value: it fails authentication.
 struct Unreadable;
@@ -41,9 +53,47 @@ fn presented_credentials(headers: &HeaderMap) -> Result<PresentedCredentials, Un
             .map(|value| AuthorizationHeader::parse(&value)),
         dpop_proof: single_header(headers, "dpop")?,
         partner_id: single_header(headers, "x-partner-id")?,
-        signature: single_header(headers, "x-signature")?,
+        signature: single_header(headers, X_SIGNATURE)?,
         api_key: single_header(headers, "x-api-key")?,
     })
+}
+
+/// What a signature covers. The path and query come from the request line exactly as sent
+/// (percent-encoding kept). Without a digest from the gate the body counts as empty, which
+/// fails closed: a signature over a real body will not verify.
+fn request_facts(request: &HttpRequest) -> RequestFacts {
+    let body_sha256 = request
+        .extensions()
+        .get::<BodyDigest>()
+        .map_or_else(|| deckhand_auth::sha256(b""), |digest| digest.0);
+    RequestFacts {
+        method: request.method().as_str().to_owned(),
+        path: request.uri().path().to_owned(),
+        query: request.uri().query().unwrap_or("").to_owned(),
+        body_sha256,
+    }
+}
+
+/// Authenticates `request` and leaves the [`Caller`] (and its name, for the log) in its
+/// extensions.
+pub async fn authenticate(request: &HttpRequest, state: &HttpState) -> Result<Caller, ApiError> {
+    if let Some(caller) = request.extensions().get::<Caller>() {
+        return Ok(caller.clone());
+    }
+    let credentials = presented_credentials(request.headers())
+        .map_err(|Unreadable| ApiError::authentication_failed())?;
+    let facts = request_facts(request);
+    let principal = state
+        .services
+        .identity
+        .authenticate(&credentials, &facts)
+        .await?;
+    let caller = Caller(principal);
+    request
+        .extensions_mut()
+        .insert(CallerName(caller.0.caller()));
+    request.extensions_mut().insert(caller.clone());
+    Ok(caller)
 }
 
 impl FromRequest for Caller {
@@ -59,15 +109,7 @@ impl FromRequest for Caller {
             let state = request.app_data::<web::Data<HttpState>>().ok_or_else(|| {
                 ApiError::unexpected(anyhow::anyhow!("HttpState is not registered"))
             })?;
-            let credentials = presented_credentials(request.headers())
-                .map_err(|Unreadable| ApiError::authentication_failed())?;
-            let principal = state.services.identity.authenticate(&credentials).await?;
-            let caller = Caller(principal);
-            request
-                .extensions_mut()
-                .insert(CallerName(caller.0.caller()));
-            request.extensions_mut().insert(caller.clone());
-            Ok(caller)
+            authenticate(&request, state).await
         })
     }
 }

@@ -132,6 +132,21 @@ impl ApiError {
         .with_details(json!({ "unresolved": unresolved }))
     }
 
+    /// 429 past the caller's quota, with `Retry-After`.
+    pub fn rate_limited(limit: u32, window_seconds: u64, retry_after_seconds: u64) -> Self {
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "SERVICE_RATE_LIMITED",
+            format!("rate limit exceeded; retry in {retry_after_seconds} s"),
+        )
+        .with_details(json!({
+            "limit": limit,
+            "window_seconds": window_seconds,
+            "retry_after_seconds": retry_after_seconds,
+        }))
+        .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds))
+    }
+
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,

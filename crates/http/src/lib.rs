@@ -7,11 +7,13 @@
 
 pub mod auth;
 pub mod body;
+pub mod client_ip;
 pub mod error;
 pub mod handlers;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;
+pub mod rate_limit;
 pub mod routes;
 pub mod state;
 
@@ -76,6 +78,9 @@ where
         .default_service(web::to(routes::fallback))
         // The last wrap is outermost: the request context sees the final response (and any
         // panic), after bare errors have been given the envelope.
+        // Innermost: authentication and rate limits of API requests see the request first and
+        // put their headers on every API response, errors included.
+        .wrap(from_fn(middleware::api_gate))
         .wrap(ErrorHandlers::new().default_handler(middleware::envelope_bare_errors))
         .wrap(from_fn(middleware::request_context))
 }

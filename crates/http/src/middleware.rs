@@ -4,16 +4,22 @@
 use std::panic::AssertUnwindSafe;
 use std::time::Instant;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::StatusCode;
-use actix_web::http::header::{CONTENT_TYPE, HeaderName, HeaderValue};
+use actix_web::http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use actix_web::middleware::{ErrorHandlerResponse, Next};
+use actix_web::web::{Bytes, BytesMut};
 use actix_web::{HttpMessage as _, ResponseError as _, web};
-use futures_util::FutureExt as _;
+use deckhand_domain::identity::Tier;
+use futures_util::{FutureExt as _, StreamExt as _};
 
-use crate::auth::CallerName;
+use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
+use crate::body::MAX_BODY_BYTES;
+use crate::client_ip::client_ip;
 use crate::error::ApiError;
+use crate::rate_limit::Decision;
+use crate::routes::API_BASE;
 use crate::state::HttpState;
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -112,6 +118,118 @@ pub async fn request_context(
             .observe(&route, &method, status, elapsed.as_secs_f64());
     }
     Ok(response)
+}
+
+/// The gate of the public API: authenticates the request once (reading and hashing the body
+/// first when it is signed), counts it against the caller's rate limit, and puts the
+/// `RateLimit-*` headers on the response. Requests whose credentials fail are counted against
+/// the client IP's anonymous quota, so guessing credentials is limited too. Paths outside the
+/// API pass untouched.
+pub async fn api_gate(
+    mut request: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let state = request.app_data::<web::Data<HttpState>>().cloned();
+    let Some(state) = state.filter(|_| request.path().starts_with(API_BASE)) else {
+        return next
+            .call(request)
+            .await
+            .map(ServiceResponse::map_into_left_body);
+    };
+    if request.headers().contains_key(X_SIGNATURE) {
+        match read_body(&mut request).await {
+            Ok(bytes) => {
+                request
+                    .extensions_mut()
+                    .insert(BodyDigest(deckhand_auth::sha256(&bytes)));
+                request.set_payload(Payload::from(bytes));
+            }
+            Err(error) => return Ok(request.error_response(error).map_into_right_body()),
+        }
+    }
+    let caller = crate::auth::authenticate(request.request(), &state).await;
+    let (tier, key) = match &caller {
+        Ok(caller) if !caller.0.is_anonymous() => (caller.0.tier(), caller.0.caller()),
+        _ => (
+            Tier::anonymous(),
+            format!(
+                "ip:{}",
+                client_ip(request.request(), &state.config.trusted_proxies)
+            ),
+        ),
+    };
+    let decision = state.rate_limits.check(tier.as_str(), &key);
+    let mut response = match (decision, caller) {
+        (
+            Decision::Limited {
+                limit,
+                retry_after_seconds,
+                ..
+            },
+            _,
+        ) => request
+            .error_response(ApiError::rate_limited(
+                limit,
+                crate::rate_limit::WINDOW_SECONDS,
+                retry_after_seconds,
+            ))
+            .map_into_right_body(),
+        (_, Err(error)) => request.error_response(error).map_into_right_body(),
+        (_, Ok(_)) => next.call(request).await?.map_into_left_body(),
+    };
+    rate_limit_headers(response.headers_mut(), decision);
+    Ok(response)
+}
+
+/// The whole body, within the API's size limit.
+async fn read_body(request: &mut ServiceRequest) -> Result<Bytes, ApiError> {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > MAX_BODY_BYTES) {
+        return Err(ApiError::payload_too_large());
+    }
+    let mut payload = request.take_payload();
+    let mut body = BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk =
+            chunk.map_err(|_| ApiError::bad_request("the request body could not be read"))?;
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(ApiError::payload_too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+fn rate_limit_headers(headers: &mut HeaderMap, decision: Decision) {
+    let (limit, remaining, reset) = match decision {
+        Decision::Unlimited => return,
+        Decision::Allowed {
+            limit,
+            remaining,
+            reset_seconds,
+        } => (limit, remaining, reset_seconds),
+        Decision::Limited {
+            limit,
+            reset_seconds,
+            ..
+        } => (limit, 0, reset_seconds),
+    };
+    headers.insert(
+        HeaderName::from_static("ratelimit-limit"),
+        HeaderValue::from(limit),
+    );
+    headers.insert(
+        HeaderName::from_static("ratelimit-remaining"),
+        HeaderValue::from(remaining),
+    );
+    headers.insert(
+        HeaderName::from_static("ratelimit-reset"),
+        HeaderValue::from(reset),
+    );
 }
 
 /// Error responses that are not already an envelope (actix's own 404/413/500, a caught panic)

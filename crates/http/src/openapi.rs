@@ -44,6 +44,13 @@ impl Modify for SecuritySchemes {
                 "A partner API key (dh_key_...)",
             ))),
         );
+        components.add_security_scheme(
+            "PartnerSignature",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Signature",
+                "v1.<unix_seconds>.<hex HMAC-SHA256>, sent with X-Partner-Id (see docs/partners.md)",
+            ))),
+        );
     }
 }
 

@@ -15,6 +15,7 @@ pub const API_BASE: &str = "/api/public/v1";
 /// Every operation of the public API, relative to [`API_BASE`].
 pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
     config
+        .service(handlers::probes::partner::probe_partner)
         .service(handlers::probes::public::probe_public)
         .service(handlers::probes::user::probe_user)
         .service(handlers::games::list::list_games)

@@ -1,6 +1,9 @@
+use std::collections::BTreeMap;
+
 use deckhand_domain::Services;
 
 use crate::metrics::Metrics;
+use crate::rate_limit::RateLimits;
 use crate::routes::RouteIndex;
 
 /// What handlers share: the domain services, adapter settings and the metrics registry.
@@ -9,6 +12,7 @@ pub struct HttpState {
     pub config: HttpConfig,
     pub metrics: Metrics,
     pub(crate) routes: RouteIndex,
+    pub(crate) rate_limits: RateLimits,
 }
 
 /// Settings of the HTTP adapter.
@@ -17,11 +21,36 @@ pub struct HttpConfig {
     /// The externally visible base URL, without a trailing slash (pagination links, DPoP
     /// `htu`, the OAuth issuer).
     pub public_url: String,
+    /// Requests per minute by tier (`anonymous`, `user`, `partner`, partners' own tiers);
+    /// `None` turns rate limits off.
+    pub rate_limits: Option<BTreeMap<String, u32>>,
+    /// Proxies whose `X-Forwarded-For` is believed (see [`crate::client_ip`]).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+impl HttpConfig {
+    /// The contract's default quotas and no trusted proxies.
+    pub fn new(public_url: impl Into<String>) -> Self {
+        Self {
+            public_url: public_url.into(),
+            rate_limits: Some(Self::default_rate_limits()),
+            trusted_proxies: Vec::new(),
+        }
+    }
+
+    /// `anonymous=120,user=1200,partner=6000` per minute.
+    pub fn default_rate_limits() -> BTreeMap<String, u32> {
+        [("anonymous", 120), ("user", 1200), ("partner", 6000)]
+            .into_iter()
+            .map(|(tier, quota)| (tier.to_owned(), quota))
+            .collect()
+    }
 }
 
 impl HttpState {
     pub fn new(services: Services, config: HttpConfig) -> anyhow::Result<Self> {
         Ok(Self {
+            rate_limits: RateLimits::new(config.rate_limits.as_ref()),
             services,
             config,
             metrics: Metrics::new()?,

@@ -7,10 +7,13 @@
 use actix_web::http::StatusCode;
 use actix_web::test::{TestRequest, call_service, init_service, read_body_json, try_call_service};
 use actix_web::{App, HttpResponse, web};
-use deckhand_domain::Services;
-use deckhand_domain::identity::{AccessRule, NewPatRequest, Scope, Scopes, UserLookup};
+use deckhand_auth::CanonicalRequest;
+use deckhand_domain::identity::{
+    AccessRule, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scope, Scopes,
+    UserLookup,
+};
 use deckhand_domain::ports::SystemPorts;
-use deckhand_domain::settings::ServiceSettings;
+use deckhand_domain::{ServiceSettings, Services};
 use deckhand_http::auth::Caller;
 use deckhand_http::body::{Body, json_or_text};
 use deckhand_http::{ApiError, HttpConfig, HttpState, with_middleware};
@@ -46,11 +49,9 @@ fn state() -> (web::Data<HttpState>, Services) {
     let services = Services::new(
         deckhand_memory::repositories(),
         SystemPorts::system(),
-        ServiceSettings::new([7; 32]),
+        ServiceSettings::new([1; 32]),
     );
-    let config = HttpConfig {
-        public_url: "http://test".into(),
-    };
+    let config = HttpConfig::new("http://test");
     (
         web::Data::new(HttpState::new(services.clone(), config).unwrap()),
         services,
@@ -64,7 +65,8 @@ macro_rules! test_app {
                 .app_data($state)
                 .route("/echo", web::post().to(echo))
                 .route("/panic", web::get().to(panics))
-                .route("/read", web::get().to(needs_read)),
+                .route("/read", web::get().to(needs_read))
+                .route("/api/public/v1/_test/echo", web::post().to(echo)),
         ))
         .await
     };
@@ -237,4 +239,122 @@ async fn a_token_without_the_scope_gets_403_with_required_and_granted() {
     );
     let anonymous = call_service(&app, TestRequest::get().uri("/read").to_request()).await;
     assert_eq!(anonymous.status(), StatusCode::NO_CONTENT);
+}
+
+async fn partner_key(services: &Services, slug: &str, scopes: &str, games: &str) -> String {
+    if services
+        .identity
+        .find_user(&UserLookup::parse("owner").unwrap())
+        .await
+        .is_err()
+    {
+        services
+            .identity
+            .create_user("owner", None, false)
+            .await
+            .unwrap();
+    }
+    services
+        .identity
+        .create_partner(NewPartnerRequest {
+            slug: PartnerSlug::parse(slug).unwrap(),
+            owner: UserLookup::parse("owner").unwrap(),
+            scopes: Scopes::parse_list(scopes).unwrap(),
+            game_scopes: GameScopes::parse_list(games).unwrap(),
+            tier: None,
+        })
+        .await
+        .unwrap();
+    let (_, key) = services
+        .identity
+        .create_api_key(&PartnerSlug::parse(slug).unwrap())
+        .await
+        .unwrap();
+    key
+}
+
+#[actix_web::test]
+async fn partners_need_the_scope_and_the_game() {
+    let (state, services) = state();
+    let app = test_app!(state);
+    let writer = partner_key(&services, "writer", "decks:write", "*").await;
+    let request = TestRequest::get()
+        .uri("/read")
+        .insert_header(("x-api-key", writer));
+    let (status, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        body["details"],
+        json!({"required": ["decks:read"], "granted": ["decks:write"]})
+    );
+
+    let elsewhere = partner_key(&services, "lorcana-only", "decks:read", "lorcana").await;
+    let request = TestRequest::get()
+        .uri("/read")
+        .insert_header(("x-api-key", elsewhere));
+    let (status, body) = send(&app, request).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(body["error"], "SERVICE_INSUFFICIENT_SCOPE");
+    assert_eq!(
+        body["details"],
+        json!({"required": ["game:mtg"], "granted": ["game:lorcana"]})
+    );
+
+    let reader = partner_key(&services, "reader", "decks:read", "mtg").await;
+    let request = TestRequest::get()
+        .uri("/read")
+        .insert_header(("x-api-key", reader));
+    let response = call_service(&app, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+}
+
+/// The gate reads a signed body to hash it; the handler must still get every byte.
+#[actix_web::test]
+async fn a_signed_body_reaches_the_handler_intact() {
+    let (state, services) = state();
+    let app = test_app!(state);
+    services
+        .identity
+        .create_user("owner", None, false)
+        .await
+        .unwrap();
+    let (_, secret) = services
+        .identity
+        .create_partner(NewPartnerRequest {
+            slug: PartnerSlug::parse("acme").unwrap(),
+            owner: UserLookup::parse("owner").unwrap(),
+            scopes: Scopes::parse_list("decks:write").unwrap(),
+            game_scopes: GameScopes::All,
+            tier: None,
+        })
+        .await
+        .unwrap();
+    let body = r#"{"name":"Burn","visibility":["public"]}"#;
+    let digest = deckhand_auth::sha256(body.as_bytes());
+    let timestamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    let signature = CanonicalRequest {
+        timestamp,
+        method: "POST",
+        path: "/api/public/v1/_test/echo",
+        query: "",
+        partner_slug: "acme",
+        body_sha256: &digest,
+    }
+    .sign(secret.as_bytes())
+    .render();
+    let request = || {
+        TestRequest::post()
+            .uri("/api/public/v1/_test/echo")
+            .insert_header(("content-type", "application/json"))
+            .insert_header(("x-partner-id", "acme"))
+            .insert_header(("x-signature", signature.clone()))
+            .set_payload(body)
+    };
+    let (status, echoed) = send(&app, request()).await;
+    assert_eq!(status, StatusCode::OK, "{echoed}");
+    assert_eq!(echoed["name"], "Burn");
+    // Single use on POST.
+    let (status, replayed) = send(&app, request()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(replayed["error"], "SERVICE_AUTHENTICATION_FAILED");
 }

@@ -26,6 +26,10 @@ impl Tables {
     pub(crate) fn username_of(&self, id: UserId) -> Option<Username> {
         self.users.get(&id).map(|user| user.username.clone())
     }
+
+    pub(crate) fn has_user(&self, id: UserId) -> bool {
+        self.users.contains_key(&id)
+    }
 }
 
 pub(crate) struct MemoryUsers(pub(crate) Store);

@@ -1,7 +1,7 @@
 //! Every port of the domain in memory: the store of a service run without PostgreSQL, and the
 //! fast stand-in for it in tests. It keeps the same promises as the PostgreSQL adapter (the
 //! repository contract suite in `deckhand_testkit` runs against both), including the ones a
-//! database would enforce with constraints: unique usernames and token hashes, owners that exist.
+//! database would enforce with constraints: unique usernames, slugs and token hashes, owners that exist.
 //!
 //! It must never know about HTTP, SQL or the app. All state sits behind one `std` mutex, taken
 //! only in synchronous sections so it is never held across an `.await`.
@@ -10,6 +10,7 @@ mod catalog;
 mod decks;
 mod health;
 mod identity;
+mod partners;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -21,6 +22,7 @@ struct State {
     identity: identity::Tables,
     decks: decks::Tables,
     catalog: catalog::Tables,
+    partners: partners::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -41,6 +43,9 @@ pub fn repositories() -> Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
         decks: Arc::new(decks::MemoryDecks(store.clone())),
+        partners: Arc::new(partners::MemoryPartners(store.clone())),
+        api_keys: Arc::new(partners::MemoryApiKeys(store.clone())),
+        signature_replays: Arc::new(partners::MemorySignatureReplays(store.clone())),
         health: Arc::new(health::MemoryHealth),
         catalog: Arc::new(catalog::MemoryCatalog(store)),
     }

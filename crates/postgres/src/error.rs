@@ -4,7 +4,9 @@
 
 use deckhand_domain::StoreUnavailable;
 use deckhand_domain::decks::ports::{InsertDeckError, ReviseDeckError};
-use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
+use deckhand_domain::identity::ports::{
+    InsertApiKeyError, InsertPartnerError, InsertPatError, InsertUserError,
+};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel_async::pooled_connection::deadpool::PoolError;
 
@@ -12,6 +14,9 @@ use diesel_async::pooled_connection::deadpool::PoolError;
 const USERS_USERNAME_KEY: &str = "users_username_key";
 const PATS_USER_ID_FKEY: &str = "personal_access_tokens_user_id_fkey";
 const DECKS_PROVENANCE_KEY: &str = "decks_provenance_key";
+const PARTNERS_PKEY: &str = "partners_pkey";
+const PARTNERS_CREATED_BY_FKEY: &str = "partners_created_by_fkey";
+const API_KEYS_PARTNER_FKEY: &str = "partner_api_keys_partner_slug_fkey";
 
 /// `cause` as an error whose chain holds `StoreUnavailable`. The cause is kept as text: a context
 /// type is invisible to `anyhow::Error::chain`, which is how the domain looks for the marker.
@@ -63,6 +68,32 @@ pub(crate) fn insert_pat(error: DieselError) -> InsertPatError {
         InsertPatError::UnknownUser
     } else {
         InsertPatError::Unexpected(query(error).context("inserting a personal access token"))
+    }
+}
+
+pub(crate) fn insert_partner(error: DieselError) -> InsertPartnerError {
+    if violates(&error, DatabaseErrorKind::UniqueViolation, PARTNERS_PKEY) {
+        InsertPartnerError::SlugTaken
+    } else if violates(
+        &error,
+        DatabaseErrorKind::ForeignKeyViolation,
+        PARTNERS_CREATED_BY_FKEY,
+    ) {
+        InsertPartnerError::UnknownUser
+    } else {
+        InsertPartnerError::Unexpected(query(error).context("inserting a partner"))
+    }
+}
+
+pub(crate) fn insert_api_key(error: DieselError) -> InsertApiKeyError {
+    if violates(
+        &error,
+        DatabaseErrorKind::ForeignKeyViolation,
+        API_KEYS_PARTNER_FKEY,
+    ) {
+        InsertApiKeyError::UnknownPartner
+    } else {
+        InsertApiKeyError::Unexpected(query(error).context("inserting an API key"))
     }
 }
 

@@ -14,6 +14,7 @@ mod decks;
 mod error;
 mod health;
 mod migrations;
+mod partners;
 mod pats;
 mod pool;
 mod schema;
@@ -32,7 +33,10 @@ pub fn repositories(pool: Pool) -> Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
         decks: Arc::new(decks::PgDeckRepository { pool: pool.clone() }),
-        health: Arc::new(health::PgHealth { pool: pool.clone() }),
-        catalog: Arc::new(catalog::PgCatalog { pool }),
+        catalog: Arc::new(catalog::PgCatalog { pool: pool.clone() }),
+        partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
+        api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
+        signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
+        health: Arc::new(health::PgHealth { pool }),
     }
 }

@@ -158,3 +158,37 @@ diesel::joinable!(deck_views -> decks (deck_id));
 
 // Decks are read with their owner's username and counters in one query.
 diesel::allow_tables_to_appear_in_same_query!(users, decks, deck_versions, deck_stats, deck_views);
+
+diesel::table! {
+    partners (slug) {
+        slug -> Text,
+        created_by -> Uuid,
+        scopes -> Array<Text>,
+        game_scopes -> Array<Text>,
+        tier -> Text,
+        secret_sealed -> Bytea,
+        active -> Bool,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    partner_api_keys (id) {
+        id -> Uuid,
+        partner_slug -> Text,
+        key_hash -> Bytea,
+        created_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    partner_signature_replays (partner_slug, signature_hash) {
+        partner_slug -> Text,
+        signature_hash -> Bytea,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(partner_api_keys -> partners (partner_slug));
+diesel::allow_tables_to_appear_in_same_query!(partners, partner_api_keys);

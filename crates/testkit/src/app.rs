@@ -3,6 +3,7 @@
 //! `TestApp`: the real application (services, HTTP stack, server) on an ephemeral port, over
 //! the memory store or an isolated PostgreSQL schema, with the operator's admin commands.
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::sync::Arc;
 
@@ -12,10 +13,7 @@ use clap::Parser as _;
 use deckhand::cli::{Cli, Command};
 use deckhand_domain::Services;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
-use deckhand_domain::settings::ServiceSettings;
-
-/// The secret key of test apps.
-pub const TEST_SECRET_KEY: [u8; 32] = [0x5e; 32];
+use deckhand_http::HttpConfig;
 use serde_json::Value;
 
 use crate::db::TestDb;
@@ -41,9 +39,21 @@ pub enum Store {
 pub struct TestAppBuilder {
     store: Store,
     clock: Option<Arc<dyn Clock>>,
+    rate_limits: Option<BTreeMap<String, u32>>,
 }
 
 impl TestAppBuilder {
+    /// Requests per minute by tier (default: the contract's defaults); `None` turns them off.
+    pub fn rate_limits(mut self, quotas: Option<&[(&str, u32)]>) -> Self {
+        self.rate_limits = quotas.map(|quotas| {
+            quotas
+                .iter()
+                .map(|(tier, quota)| ((*tier).to_owned(), *quota))
+                .collect()
+        });
+        self
+    }
+
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
         self
@@ -70,7 +80,7 @@ impl TestAppBuilder {
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        let app = TestApp::serve(repositories, system, db);
+        let app = TestApp::serve(repositories, system, self.rate_limits, db);
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
             .await
@@ -81,7 +91,11 @@ impl TestAppBuilder {
 
 impl TestApp {
     pub fn builder(store: Store) -> TestAppBuilder {
-        TestAppBuilder { store, clock: None }
+        TestAppBuilder {
+            store,
+            clock: None,
+            rate_limits: Some(HttpConfig::default_rate_limits()),
+        }
     }
 
     pub async fn memory() -> Self {
@@ -92,13 +106,23 @@ impl TestApp {
         Self::builder(Store::Postgres).start().await
     }
 
-    fn serve(repositories: Repositories, system: SystemPorts, db: Option<TestDb>) -> Self {
+    fn serve(
+        repositories: Repositories,
+        system: SystemPorts,
+        rate_limits: Option<BTreeMap<String, u32>>,
+        db: Option<TestDb>,
+    ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
-        let services = Services::new(repositories, system, ServiceSettings::new(TEST_SECRET_KEY));
-        let state = deckhand::server::http_state(services.clone(), base_url.clone())
-            .expect("build the HTTP state");
+        let settings = deckhand::service_settings(None).expect("a random secret key");
+        let services = Services::new(repositories, system, settings);
+        let config = HttpConfig {
+            rate_limits,
+            ..HttpConfig::new(base_url.clone())
+        };
+        let state =
+            deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
         let server = deckhand::server::run(state, listener, Some(1)).expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);

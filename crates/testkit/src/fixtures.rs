@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use deckhand_auth::TokenHash;
 use deckhand_domain::catalog::{CatalogEntry, Preference, Printing};
 use deckhand_domain::identity::{
-    PatId, PersonalAccessToken, Scope, Scopes, User, UserId, Username,
+    ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, PatId, PersonalAccessToken, Scope, Scopes,
+    Tier, User, UserId, Username,
 };
 use deckhand_domain::time::truncate_to_micros;
 use time::OffsetDateTime;
@@ -96,5 +97,30 @@ pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck 
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
         created_at: now(),
+    }
+}
+/// An active partner of `owner` with `decks:read`, every game, the `partner` tier, and a
+/// sealed secret of plausible shape (the stores never open it).
+pub fn partner_for(owner: &User, slug: &str) -> Partner {
+    Partner {
+        slug: PartnerSlug::parse(slug).unwrap_or_else(|error| panic!("{slug:?}: {error}")),
+        created_by: owner.id,
+        scopes: Scopes::from_iter([Scope::DecksRead]),
+        game_scopes: GameScopes::All,
+        tier: Tier::partner(),
+        sealed_secret: Uuid::new_v4().as_bytes().repeat(3),
+        active: true,
+        created_at: now(),
+    }
+}
+
+/// A usable API key of `partner`, whose hash matches no other key.
+pub fn api_key_for(partner: &Partner) -> ApiKey {
+    ApiKey {
+        id: ApiKeyId(Uuid::now_v7()),
+        partner: partner.slug.clone(),
+        key_hash: TokenHash::of(&Uuid::new_v4().to_string()),
+        created_at: now(),
+        revoked_at: None,
     }
 }

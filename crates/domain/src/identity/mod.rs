@@ -1,6 +1,9 @@
-//! Who is calling: users, personal access tokens, scopes, and the principal a request acts as.
+//! Who is calling: users, personal access tokens, partners and their API keys and signatures,
+//! scopes, and the principal a request acts as.
 
 mod credentials;
+mod partner;
+mod partners;
 mod principal;
 mod scope;
 mod service;
@@ -10,6 +13,13 @@ pub mod ports;
 
 pub use credentials::{
     AuthorizationHeader, LaneCredentials, PresentedCredentials, RejectedCombination,
+};
+pub use partner::{
+    ApiKey, ApiKeyId, InvalidGameScopes, InvalidPartnerSlug, InvalidTier, Partner, PartnerSlug,
+    RequestFacts,
+};
+pub use partners::{
+    CreateApiKeyError, CreatePartnerError, NewPartnerRequest, PartnerLookupError, RevokeApiKeyError,
 };
 pub use principal::{
     AccessDenied, AccessRule, GameScopes, Lane, PartnerRef, Principal, PrincipalUser, Tier,

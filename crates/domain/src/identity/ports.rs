@@ -3,7 +3,9 @@
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
 
-use super::{PersonalAccessToken, User, UserId, Username};
+use time::OffsetDateTime;
+
+use super::{ApiKey, ApiKeyId, Partner, PartnerSlug, PersonalAccessToken, User, UserId, Username};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InsertUserError {
@@ -44,4 +46,65 @@ pub trait PatRepository: Send + Sync {
         &self,
         hash: &TokenHash,
     ) -> anyhow::Result<Option<(PersonalAccessToken, User)>>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InsertPartnerError {
+    /// Another partner has this slug.
+    #[error("slug taken")]
+    SlugTaken,
+    /// The `created_by` user does not exist.
+    #[error("no such user")]
+    UnknownUser,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait PartnerRepository: Send + Sync {
+    /// Stores a new partner. `SlugTaken` for a used slug, `UnknownUser` for a missing owner.
+    async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError>;
+    /// The partner with this slug, active or not; the caller judges it.
+    async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>>;
+    /// Sets the active flag; `Ok(None)` when there is no such partner.
+    async fn set_active(&self, slug: &PartnerSlug, active: bool)
+    -> anyhow::Result<Option<Partner>>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InsertApiKeyError {
+    /// The partner does not exist.
+    #[error("no such partner")]
+    UnknownPartner,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait ApiKeyRepository: Send + Sync {
+    /// Stores a new key (its hash). `UnknownPartner` when the partner does not exist.
+    async fn insert(&self, key: &ApiKey) -> Result<(), InsertApiKeyError>;
+    /// The key with this hash and its partner, whatever their state; the caller judges them.
+    async fn find_by_hash(&self, hash: &TokenHash) -> anyhow::Result<Option<(ApiKey, Partner)>>;
+    /// Marks the key revoked at `at` (an earlier revocation is kept); `Ok(None)` when there is
+    /// no such key.
+    async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>>;
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait SignatureReplayRepository: Send + Sync {
+    /// Records that `partner` used the signature whose SHA-256 is `signature_hash`, until
+    /// `expires_at`. True when it was not recorded yet (or only by a record expired at `now`);
+    /// false when it was: a replay. Atomic across every instance on the store, and it prunes
+    /// expired records as it goes.
+    async fn record_signature_once(
+        &self,
+        partner: &PartnerSlug,
+        signature_hash: &[u8; 32],
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> anyhow::Result<bool>;
 }

@@ -3,19 +3,27 @@ use std::sync::Arc;
 use deckhand_auth::{TokenHash, TokenKind, hash_password, mint_token};
 use time::Duration;
 
-use super::ports::{InsertPatError, InsertUserError, PatRepository, UserRepository};
+use super::ports::{
+    ApiKeyRepository, InsertPatError, InsertUserError, PartnerRepository, PatRepository,
+    SignatureReplayRepository, UserRepository,
+};
 use super::{
     InvalidUsername, LaneCredentials, PatId, PersonalAccessToken, PresentedCredentials, Principal,
-    Scopes, User, UserId, UserLookup, Username,
+    RequestFacts, Scopes, User, UserId, UserLookup, Username,
 };
-use crate::ports::SystemPorts;
+use crate::ports::{Repositories, SystemPorts};
+use crate::settings::ServiceSettings;
 
 /// Users, their personal access tokens, and turning a request's credentials into a principal.
 #[derive(Clone)]
 pub struct IdentityService {
-    users: Arc<dyn UserRepository>,
-    pats: Arc<dyn PatRepository>,
-    system: SystemPorts,
+    pub(super) users: Arc<dyn UserRepository>,
+    pub(super) pats: Arc<dyn PatRepository>,
+    pub(super) partners: Arc<dyn PartnerRepository>,
+    pub(super) api_keys: Arc<dyn ApiKeyRepository>,
+    pub(super) signature_replays: Arc<dyn SignatureReplayRepository>,
+    pub(super) system: SystemPorts,
+    pub(super) settings: ServiceSettings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +64,8 @@ pub enum CreatePatError {
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
     /// Unknown, malformed, revoked or expired PAT, inactive user, a rejected combination of
-    /// credentials, or a lane this endpoint does not accept.
+    /// credentials, a lane this endpoint does not accept, or any failed partner check (bad,
+    /// stale or replayed signature, unknown or disabled partner, revoked API key).
     #[error("authentication failed")]
     Failed,
     /// An OAuth access token past its lifetime.
@@ -81,14 +90,18 @@ pub struct NewPatRequest {
 
 impl IdentityService {
     pub fn new(
-        users: Arc<dyn UserRepository>,
-        pats: Arc<dyn PatRepository>,
+        repositories: &Repositories,
         system: SystemPorts,
+        settings: ServiceSettings,
     ) -> Self {
         Self {
-            users,
-            pats,
+            users: repositories.users.clone(),
+            pats: repositories.pats.clone(),
+            partners: repositories.partners.clone(),
+            api_keys: repositories.api_keys.clone(),
+            signature_replays: repositories.signature_replays.clone(),
             system,
+            settings,
         }
     }
 
@@ -190,25 +203,47 @@ impl IdentityService {
     }
 
     /// The principal a request acts as. Anonymous requests are a principal too; whether an
-    /// endpoint accepts them is [`Principal::authorize`]'s question.
+    /// endpoint accepts them is [`Principal::authorize`]'s question. `facts` are what a partner
+    /// signature covers; other lanes ignore them.
     pub async fn authenticate(
         &self,
         credentials: &PresentedCredentials,
+        facts: &RequestFacts,
     ) -> Result<Principal, AuthError> {
         match credentials.lane().map_err(|_| AuthError::Failed)? {
             LaneCredentials::Anonymous => Ok(Principal::anonymous()),
-            LaneCredentials::PersonalAccessToken(token) => self.authenticate_pat(&token).await,
-            // The partner and OAuth lanes are recognised so that their combinations are
-            // judged correctly, but no credential of theirs can be issued yet: refuse them.
-            LaneCredentials::PartnerSignature { .. }
-            | LaneCredentials::PartnerSignatureWithPat { .. }
-            | LaneCredentials::PartnerApiKey(_)
-            | LaneCredentials::OAuthBearer(_)
-            | LaneCredentials::OAuthDpop { .. } => Err(AuthError::Failed),
+            LaneCredentials::PersonalAccessToken(token) => {
+                let (pat, user) = self.authenticate_pat(&token).await?;
+                Ok(Principal::personal_access_token(&user, pat.scopes))
+            }
+            LaneCredentials::PartnerSignature {
+                partner_id,
+                signature,
+            } => {
+                self.authenticate_signature(&partner_id, &signature, None, facts)
+                    .await
+            }
+            LaneCredentials::PartnerSignatureWithPat {
+                partner_id,
+                signature,
+                pat,
+            } => {
+                self.authenticate_signature(&partner_id, &signature, Some(&pat), facts)
+                    .await
+            }
+            LaneCredentials::PartnerApiKey(key) => self.authenticate_api_key(&key).await,
+            // The OAuth lanes are recognised so that their combinations are judged correctly,
+            // but no credential of theirs can be issued yet: refuse them.
+            LaneCredentials::OAuthBearer(_) | LaneCredentials::OAuthDpop { .. } => {
+                Err(AuthError::Failed)
+            }
         }
     }
 
-    async fn authenticate_pat(&self, token: &str) -> Result<Principal, AuthError> {
+    pub(super) async fn authenticate_pat(
+        &self,
+        token: &str,
+    ) -> Result<(PersonalAccessToken, User), AuthError> {
         if !TokenKind::PersonalAccessToken.is_well_formed(token) {
             return Err(AuthError::Failed);
         }
@@ -220,16 +255,42 @@ impl IdentityService {
         if !user.active || !pat.is_usable_at(self.system.clock.now()) {
             return Err(AuthError::Failed);
         }
-        Ok(Principal::personal_access_token(&user, pat.scopes))
+        Ok((pat, user))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::identity::ports::{MockPatRepository, MockUserRepository};
+    use crate::identity::ports::{
+        MockApiKeyRepository, MockPartnerRepository, MockPatRepository,
+        MockSignatureReplayRepository, MockUserRepository,
+    };
     use crate::identity::{AuthorizationHeader, Lane, Scope};
-    use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
+    use crate::ports::{FixedClock, MockIdGenerator, MockRandom, MockStoreHealth};
+
+    /// A service over these user and token mocks; every other port is a mock that expects
+    /// nothing, so touching it fails the test.
+    fn service_over(users: MockUserRepository, pats: MockPatRepository) -> IdentityService {
+        let repositories = Repositories {
+            users: Arc::new(users),
+            pats: Arc::new(pats),
+            partners: Arc::new(MockPartnerRepository::new()),
+            api_keys: Arc::new(MockApiKeyRepository::new()),
+            signature_replays: Arc::new(MockSignatureReplayRepository::new()),
+            health: Arc::new(MockStoreHealth::new()),
+            catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
+            decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),
+        };
+        IdentityService::new(&repositories, system(), ServiceSettings::new([3; 32]))
+    }
+
+    fn authenticate(
+        service: &IdentityService,
+        credentials: &PresentedCredentials,
+    ) -> Result<Principal, AuthError> {
+        block_on(service.authenticate(credentials, &RequestFacts::get("/")))
+    }
     use time::macros::datetime;
     use uuid::Uuid;
 
@@ -280,11 +341,7 @@ mod tests {
         let mut pats = MockPatRepository::new();
         pats.expect_find_by_hash()
             .returning(move |_| Ok(found.clone()));
-        IdentityService::new(
-            Arc::new(MockUserRepository::new()),
-            Arc::new(pats),
-            system(),
-        )
+        service_over(MockUserRepository::new(), pats)
     }
 
     const TOKEN: &str = "dh_pat_KioqKioqKioqKioqKioqKioqKioqKioqKioqKioqKio";
@@ -293,7 +350,7 @@ mod tests {
     fn a_live_pat_of_an_active_user_authenticates_with_its_scopes() {
         let user = alice(true);
         let service = service_finding(Some((pat_of(&user, TOKEN), user.clone())));
-        let principal = block_on(service.authenticate(&bearer(TOKEN))).unwrap();
+        let principal = authenticate(&service, &bearer(TOKEN)).unwrap();
         assert_eq!(principal.lane, Lane::PersonalAccessToken);
         assert_eq!(principal.caller(), format!("user:{}", user.id));
         assert!(principal.scopes.contains(Scope::DecksRead));
@@ -304,7 +361,7 @@ mod tests {
         let user = alice(false);
         let service = service_finding(Some((pat_of(&user, TOKEN), user)));
         assert!(matches!(
-            block_on(service.authenticate(&bearer(TOKEN))),
+            authenticate(&service, &bearer(TOKEN)),
             Err(AuthError::Failed)
         ));
 
@@ -313,7 +370,7 @@ mod tests {
         revoked.revoked_at = Some(datetime!(2026-02-01 0:00 UTC));
         let service = service_finding(Some((revoked, user.clone())));
         assert!(matches!(
-            block_on(service.authenticate(&bearer(TOKEN))),
+            authenticate(&service, &bearer(TOKEN)),
             Err(AuthError::Failed)
         ));
 
@@ -321,7 +378,7 @@ mod tests {
         expired.expires_at = Some(datetime!(2026-03-01 12:00 UTC));
         let service = service_finding(Some((expired, user)));
         assert!(matches!(
-            block_on(service.authenticate(&bearer(TOKEN))),
+            authenticate(&service, &bearer(TOKEN)),
             Err(AuthError::Failed)
         ));
     }
@@ -329,12 +386,8 @@ mod tests {
     #[test]
     fn malformed_tokens_fail_without_a_lookup() {
         // No expectation on the repository: a lookup would panic the mock.
-        let service = IdentityService::new(
-            Arc::new(MockUserRepository::new()),
-            Arc::new(MockPatRepository::new()),
-            system(),
-        );
-        let result = block_on(service.authenticate(&bearer("dh_pat_short")));
+        let service = service_over(MockUserRepository::new(), MockPatRepository::new());
+        let result = authenticate(&service, &bearer("dh_pat_short"));
         assert!(matches!(result, Err(AuthError::Failed)));
     }
 
@@ -348,7 +401,7 @@ mod tests {
             .returning(move |_| Ok(Some(found.clone())));
         let mut pats = MockPatRepository::new();
         pats.expect_insert().times(1).returning(|_| Ok(()));
-        let service = IdentityService::new(Arc::new(users), Arc::new(pats), system());
+        let service = service_over(users, pats);
         let (pat, secret) = block_on(service.create_pat(NewPatRequest {
             user: UserLookup::parse("alice").unwrap(),
             scopes: Scopes::parse_list("decks:read").unwrap(),
@@ -363,11 +416,7 @@ mod tests {
 
     #[test]
     fn pat_requests_are_validated_before_any_lookup() {
-        let service = IdentityService::new(
-            Arc::new(MockUserRepository::new()),
-            Arc::new(MockPatRepository::new()),
-            system(),
-        );
+        let service = service_over(MockUserRepository::new(), MockPatRepository::new());
         let request = |scopes: &str, days| NewPatRequest {
             user: UserLookup::parse("alice").unwrap(),
             scopes: Scopes::parse_list(scopes).unwrap(),
@@ -390,11 +439,7 @@ mod tests {
         users
             .expect_insert()
             .returning(|_| Err(InsertUserError::UsernameTaken));
-        let service = IdentityService::new(
-            Arc::new(users),
-            Arc::new(MockPatRepository::new()),
-            system(),
-        );
+        let service = service_over(users, MockPatRepository::new());
         let result = block_on(service.create_user("alice", None, false));
         assert!(matches!(result, Err(CreateUserError::UsernameTaken)));
         let result = block_on(service.create_user("alice", Some("short"), false));

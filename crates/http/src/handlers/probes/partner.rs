@@ -1,0 +1,42 @@
+use actix_web::{HttpResponse, get};
+use deckhand_domain::identity::Lane;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::Caller;
+use crate::error::ApiError;
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartnerProbe {
+    /// `partner:<slug>`.
+    caller: String,
+    scopes: Vec<String>,
+    /// Game slugs, or `["*"]` for every game.
+    game_scopes: Vec<String>,
+    /// The partner's rate-limit tier.
+    tier: String,
+}
+
+/// The partner behind a signature (without a PAT) or an API key.
+#[utoipa::path(
+    tag = "probes",
+    responses(
+        (status = 200, body = PartnerProbe),
+        (status = 401, description = "Missing credentials, refused ones, or a lane other than signature alone or API key"),
+    ),
+    security(("PartnerSignature" = []), ("ApiKey" = []))
+)]
+#[get("/_probe/partner")]
+pub async fn probe_partner(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
+    principal.require_lane(&[Lane::PartnerSignature, Lane::PartnerApiKey])?;
+    let partner = principal
+        .partner
+        .as_ref()
+        .ok_or_else(ApiError::authentication_failed)?;
+    Ok(HttpResponse::Ok().json(PartnerProbe {
+        caller: principal.caller(),
+        scopes: principal.scopes.names(),
+        game_scopes: partner.game_scopes.names(),
+        tier: partner.tier.as_str().to_owned(),
+    }))
+}

@@ -1,0 +1,130 @@
+//! Partners, their API keys and used signatures in memory.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+
+use async_trait::async_trait;
+use deckhand_auth::TokenHash;
+use deckhand_domain::identity::ports::{
+    ApiKeyRepository, InsertApiKeyError, InsertPartnerError, PartnerRepository,
+    SignatureReplayRepository,
+};
+use deckhand_domain::identity::{ApiKey, ApiKeyId, Partner, PartnerSlug};
+use time::OffsetDateTime;
+
+use crate::Store;
+
+/// The tables and the unique indexes PostgreSQL would keep.
+#[derive(Debug, Default)]
+pub(crate) struct Tables {
+    partners: HashMap<PartnerSlug, Partner>,
+    api_keys: HashMap<ApiKeyId, ApiKey>,
+    api_key_by_hash: HashMap<TokenHash, ApiKeyId>,
+    signature_replays: HashMap<(PartnerSlug, [u8; 32]), OffsetDateTime>,
+}
+
+pub(crate) struct MemoryPartners(pub(crate) Store);
+
+#[async_trait]
+impl PartnerRepository for MemoryPartners {
+    async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError> {
+        let mut state = self.0.lock();
+        if !state.identity.has_user(partner.created_by) {
+            return Err(InsertPartnerError::UnknownUser);
+        }
+        let Entry::Vacant(slot) = state.partners.partners.entry(partner.slug.clone()) else {
+            return Err(InsertPartnerError::SlugTaken);
+        };
+        slot.insert(partner.clone());
+        Ok(())
+    }
+
+    async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
+        Ok(self.0.lock().partners.partners.get(slug).cloned())
+    }
+
+    async fn set_active(
+        &self,
+        slug: &PartnerSlug,
+        active: bool,
+    ) -> anyhow::Result<Option<Partner>> {
+        let mut state = self.0.lock();
+        Ok(state.partners.partners.get_mut(slug).map(|partner| {
+            partner.active = active;
+            partner.clone()
+        }))
+    }
+}
+
+pub(crate) struct MemoryApiKeys(pub(crate) Store);
+
+#[async_trait]
+impl ApiKeyRepository for MemoryApiKeys {
+    async fn insert(&self, key: &ApiKey) -> Result<(), InsertApiKeyError> {
+        let mut state = self.0.lock();
+        let tables = &mut state.partners;
+        if !tables.partners.contains_key(&key.partner) {
+            return Err(InsertApiKeyError::UnknownPartner);
+        }
+        if tables.api_key_by_hash.contains_key(&key.key_hash) {
+            return Err(anyhow::anyhow!("an API key with this hash already exists").into());
+        }
+        let Entry::Vacant(slot) = tables.api_keys.entry(key.id) else {
+            return Err(anyhow::anyhow!("API key {:?} already exists", key.id).into());
+        };
+        slot.insert(key.clone());
+        tables.api_key_by_hash.insert(key.key_hash, key.id);
+        Ok(())
+    }
+
+    async fn find_by_hash(&self, hash: &TokenHash) -> anyhow::Result<Option<(ApiKey, Partner)>> {
+        let state = self.0.lock();
+        let tables = &state.partners;
+        let Some(key) = tables
+            .api_key_by_hash
+            .get(hash)
+            .and_then(|id| tables.api_keys.get(id))
+        else {
+            return Ok(None);
+        };
+        // Keys cannot outlive their partner: `insert` checks it and nothing deletes partners.
+        let partner = tables
+            .partners
+            .get(&key.partner)
+            .ok_or_else(|| anyhow::anyhow!("API key {:?} has no partner", key.id))?;
+        Ok(Some((key.clone(), partner.clone())))
+    }
+
+    async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>> {
+        let mut state = self.0.lock();
+        Ok(state.partners.api_keys.get_mut(&id).map(|key| {
+            key.revoked_at.get_or_insert(at);
+            key.clone()
+        }))
+    }
+}
+
+pub(crate) struct MemorySignatureReplays(pub(crate) Store);
+
+#[async_trait]
+impl SignatureReplayRepository for MemorySignatureReplays {
+    async fn record_signature_once(
+        &self,
+        partner: &PartnerSlug,
+        signature_hash: &[u8; 32],
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut state = self.0.lock();
+        let replays = &mut state.partners.signature_replays;
+        // Pruning under the same lock keeps the map as small as the live window.
+        replays.retain(|_, expiry| *expiry > now);
+        match replays.entry((partner.clone(), *signature_hash)) {
+            Entry::Occupied(_) => Ok(false),
+            Entry::Vacant(slot) => {
+                slot.insert(expires_at);
+                Ok(true)
+            }
+        }
+    }
+}
