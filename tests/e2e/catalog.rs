@@ -188,7 +188,10 @@ async fn strict_mode_comes_from_the_query_or_the_body() {
     let (status, _, body) = send(
         app.client
             .post(app.api("/games/mtg/cards/resolve?strict=true"))
-            .form(&[("identifiers", r#"[{"name": "assure"}]"#), ("strict", "true")]),
+            .form(&[
+                ("identifiers", r#"[{"name": "assure"}]"#),
+                ("strict", "true"),
+            ]),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
