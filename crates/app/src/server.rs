@@ -41,10 +41,32 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         rate_limits: settings.rate_limits.0.clone(),
         trusted_proxies: settings.trusted_proxies.clone(),
     };
+    spawn_view_pruning(services.clone());
     let state = http_state(services, config)?;
     run(state, listener, settings.workers.map(usize::from))?
         .await
         .context("the HTTP server failed")
+}
+
+/// How often expired pageview records are deleted.
+const VIEW_PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Deletes view records older than the dedupe window, every few minutes, for the life of the
+/// server. A failure is logged and retried at the next tick.
+fn spawn_view_pruning(services: Services) {
+    actix_web::rt::spawn(async move {
+        let mut ticks = actix_web::rt::time::interval(VIEW_PRUNING_INTERVAL);
+        loop {
+            ticks.tick().await;
+            match services.decks.prune_views().await {
+                Ok(deleted) => tracing::debug!(deleted, "pruned expired pageview records"),
+                Err(error) => tracing::warn!(
+                    error = format!("{error:#}"),
+                    "pruning pageview records failed"
+                ),
+            }
+        }
+    });
 }
 
 pub fn http_state(services: Services, config: HttpConfig) -> anyhow::Result<web::Data<HttpState>> {

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, ValueEnum};
-use deckhand_domain::decks::DeckPolicy;
+use deckhand_domain::decks::{DEFAULT_SOURCE_PROVIDERS, DeckPolicy};
 use deckhand_domain::settings::ServiceSettings;
 
 /// Where data lives.
@@ -79,8 +79,6 @@ pub struct ServeSettings {
     #[arg(long, env = "DECKHAND_WORKERS", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: Option<u16>,
 }
-
-const DEFAULT_SOURCE_PROVIDERS: &str = "archidekt,moxfield,mtggoldfish,tappedout,deckstats,aetherhub,mtgtop8,scryfall,edhrec,tcgplayer,cardkingdom,untapped";
 
 impl ServeSettings {
     /// What the domain services are configured with. Without a configured secret key (the

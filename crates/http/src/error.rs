@@ -4,8 +4,12 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
+use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::{AccessDenied, AuthError};
+use deckhand_domain::validation::Violations;
+
+use crate::handlers::cards::UnresolvedDto;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -147,6 +151,19 @@ impl ApiError {
         .with_header(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds))
     }
 
+    /// 412: `If-Match` names another version than the current one.
+    pub fn precondition_failed(current_version: Option<i32>) -> Self {
+        Self::new(
+            StatusCode::PRECONDITION_FAILED,
+            "SERVICE_PRECONDITION_FAILED",
+            "the deck has changed since the version in If-Match",
+        )
+        .with_details(match current_version {
+            Some(version) => json!({ "current_version": version }),
+            None => json!({}),
+        })
+    }
+
     pub fn internal() -> Self {
         Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -275,6 +292,52 @@ impl From<AuthError> for ApiError {
                 }
             }
             AuthError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<Violations> for ApiError {
+    fn from(violations: Violations) -> Self {
+        Self::validation(
+            violations
+                .0
+                .into_iter()
+                .map(|violation| FieldError {
+                    field: violation.field,
+                    code: violation.code.to_owned(),
+                    message: violation.message,
+                })
+                .collect(),
+        )
+    }
+}
+
+impl From<DeckError> for ApiError {
+    fn from(error: DeckError) -> Self {
+        match error {
+            DeckError::Invalid(violations) => violations.into(),
+            DeckError::Unresolved { field, items } => {
+                let count = items.len();
+                let items: Vec<UnresolvedDto> = items.into_iter().map(UnresolvedDto::from).collect();
+                let mut error = Self::card_resolution_failed(count, json!(items));
+                error.details["field"] = json!(field);
+                error
+            }
+            DeckError::NotFound => Self::not_found(),
+            DeckError::PreconditionFailed { current_version } => {
+                Self::precondition_failed(Some(current_version))
+            }
+            DeckError::DuplicateProvenance => Self::new(
+                StatusCode::CONFLICT,
+                "SERVICE_VALIDATION_ERROR",
+                "you already have a deck with this source_provider, source_external_id and source_external_version",
+            )
+            .with_details(json!({"fields": [{
+                "field": "source_external_id",
+                "code": "duplicate",
+                "message": "taken by another of your decks with the same provider and version",
+            }]})),
+            DeckError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

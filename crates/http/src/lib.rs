@@ -13,6 +13,7 @@ pub mod handlers;
 pub mod metrics;
 pub mod middleware;
 pub mod openapi;
+pub mod pagination;
 pub mod rate_limit;
 pub mod routes;
 pub mod state;

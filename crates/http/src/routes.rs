@@ -20,7 +20,14 @@ pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(handlers::probes::user::probe_user)
         .service(handlers::games::list::list_games)
         .service(handlers::games::formats::list_formats)
-        .service(handlers::cards::resolve::resolve_cards);
+        .service(handlers::cards::resolve::resolve_cards)
+        .service(handlers::decks::list::list_decks)
+        .service(handlers::decks::create::create_deck)
+        .service(handlers::decks::detail::deck_detail)
+        .service(handlers::decks::update::update_deck)
+        .service(handlers::decks::versions::deck_versions)
+        .service(handlers::decks::rollback::rollback_deck)
+        .service(handlers::decks::views::register_view);
 }
 
 /// Operational routes, outside the public API document.

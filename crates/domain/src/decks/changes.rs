@@ -61,10 +61,17 @@ pub struct DeckPolicy {
     pub pageview_window: time::Duration,
 }
 
+/// The deck sites accepted as `source_provider` unless the operator says otherwise
+/// (`DECKHAND_SOURCE_PROVIDERS`): twelve popular ones.
+pub const DEFAULT_SOURCE_PROVIDERS: &str = "archidekt,moxfield,mtggoldfish,tappedout,deckstats,aetherhub,mtgtop8,scryfall,edhrec,tcgplayer,cardkingdom,untapped";
+
 impl Default for DeckPolicy {
     fn default() -> Self {
         Self {
-            source_providers: BTreeSet::new(),
+            source_providers: DEFAULT_SOURCE_PROVIDERS
+                .split(',')
+                .map(str::to_owned)
+                .collect(),
             pageview_window: time::Duration::hours(1),
         }
     }

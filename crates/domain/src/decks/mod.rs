@@ -9,7 +9,8 @@ pub mod text;
 pub mod trending;
 
 pub use changes::{
-    CardLineInput, DeckChanges, DeckPolicy, FeaturedInput, MAX_CARD_LINES, MAX_QUANTITY,
+    CardLineInput, DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput,
+    MAX_CARD_LINES, MAX_QUANTITY,
 };
 pub use model::{
     Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion,

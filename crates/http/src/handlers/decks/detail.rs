@@ -1,0 +1,155 @@
+use actix_web::{HttpResponse, get, web};
+use deckhand_domain::catalog::Game;
+use deckhand_domain::decks::{Deck, DeckCard, DeckId};
+use deckhand_domain::identity::{AccessRule, Scope};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use uuid::Uuid;
+
+use super::{DeckListItem, FeaturedCardDto, etag, formats_of};
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::handlers::games::require_game;
+use crate::state::HttpState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct DetailQuery {
+    /// `cards` adds `expanded_cards`.
+    expand: Option<Expand>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Expand {
+    Cards,
+}
+
+/// The deck detail (public spec 2.2).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeckDetail {
+    #[serde(flatten)]
+    item: DeckListItem,
+    notes: String,
+    featured_cards: Vec<FeaturedCardDto>,
+    #[serde(rename = "sourceExternalId")]
+    source_external_id: Option<String>,
+    #[serde(rename = "sourceExternalUrl")]
+    source_external_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expanded_cards: Option<Vec<ExpandedSection>>,
+}
+
+/// One non-empty section of `expanded_cards`, in the game's order.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExpandedSection {
+    section: String,
+    label: String,
+    count: u32,
+    cards: Vec<ExpandedCard>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ExpandedCard {
+    #[serde(rename = "cardId")]
+    card_id: Uuid,
+    #[serde(rename = "variantId")]
+    variant_id: Uuid,
+    name: String,
+    quantity: u32,
+    foil: bool,
+    set: String,
+    collector_number: String,
+    type_line: String,
+    #[serde(rename = "imageUrl")]
+    image_url: Option<String>,
+    colors: Vec<String>,
+}
+
+/// The deck's cards by section, sections in game order, cards by name, set and number.
+fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
+    game.sections
+        .iter()
+        .filter_map(|section| {
+            let mut cards: Vec<&DeckCard> = deck
+                .content
+                .cards
+                .iter()
+                .filter(|card| card.section == section.key)
+                .collect();
+            if cards.is_empty() {
+                return None;
+            }
+            cards.sort_by(|a, b| {
+                (&a.card.name, &a.card.set, &a.card.collector_number).cmp(&(
+                    &b.card.name,
+                    &b.card.set,
+                    &b.card.collector_number,
+                ))
+            });
+            Some(ExpandedSection {
+                section: section.key.clone(),
+                label: section.label.clone(),
+                count: cards.iter().map(|card| card.quantity).sum(),
+                cards: cards
+                    .into_iter()
+                    .map(|line| ExpandedCard {
+                        card_id: line.card.card_id,
+                        variant_id: line.card.variant_id,
+                        name: line.card.name.clone(),
+                        quantity: line.quantity,
+                        foil: line.foil,
+                        set: line.card.set.clone(),
+                        collector_number: line.card.collector_number.clone(),
+                        type_line: line.card.type_line.clone(),
+                        image_url: line.card.image_url.clone(),
+                        colors: line.card.colors.clone(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// One deck. Non-public decks are visible to their owner only (404 for others).
+#[utoipa::path(
+    tag = "decks",
+    params(DetailQuery),
+    responses(
+        (status = 200, body = DeckDetail, headers(("ETag" = String))),
+        (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
+    )
+)]
+#[get("/games/{game}/decks/{id}")]
+pub async fn deck_detail(
+    state: web::Data<HttpState>,
+    Caller(principal): Caller,
+    path: web::Path<(String, Uuid)>,
+    query: web::Query<DetailQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let (game, id) = path.into_inner();
+    let game = require_game(&state, &game).await?;
+    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let deck = state
+        .services
+        .decks
+        .get(&principal, &game, DeckId(id))
+        .await?;
+    let formats = formats_of(&state, &game).await?;
+    let detail = DeckDetail {
+        item: DeckListItem::new(&deck, &formats, false),
+        notes: deck.content.notes.clone(),
+        featured_cards: deck
+            .summary
+            .featured_cards
+            .iter()
+            .map(FeaturedCardDto::from)
+            .collect(),
+        source_external_id: deck.provenance.source_external_id.clone(),
+        source_external_url: deck.provenance.source_external_url.clone(),
+        expanded_cards: query
+            .expand
+            .as_ref()
+            .map(|Expand::Cards| expanded_cards(&game, &deck)),
+    };
+    Ok(HttpResponse::Ok().insert_header(etag(&deck)).json(detail))
+}

@@ -1,0 +1,165 @@
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest, PageRequest, SortOrder};
+use deckhand_domain::identity::{AccessRule, Scope, UserId};
+use deckhand_domain::validation::{FieldViolation, Violations};
+use serde::Deserialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use super::{DeckListItem, formats_of};
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::handlers::games::require_game;
+use crate::pagination::Paginated;
+use crate::state::HttpState;
+
+/// The list's query (public spec 4.3). Unknown parameters are ignored.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct DeckListQuery {
+    /// Author user id.
+    author_id: Option<String>,
+    /// Inclusive bounds, RFC 3339 with any offset.
+    created_after: Option<String>,
+    created_before: Option<String>,
+    edited_after: Option<String>,
+    edited_before: Option<String>,
+    format_id: Option<String>,
+    has_guide: Option<bool>,
+    has_sideboard_guide: Option<bool>,
+    has_video: Option<bool>,
+    /// `summary` adds featured_cards, section_counts and colors.
+    include: Option<String>,
+    is_legal: Option<bool>,
+    /// 1 to 100, default 20.
+    limit: Option<i64>,
+    /// `asc` or `desc` (default).
+    order: Option<String>,
+    /// 1-based; `page * limit` at most 10000.
+    page: Option<i64>,
+    /// Case-insensitive substring of the name.
+    q: Option<String>,
+    /// `createdAt`, `editedAt` (default), `likes`, `trending` or `views`.
+    sort: Option<String>,
+}
+
+fn instant(field: &str, value: &Option<String>, v: &mut Violations) -> Option<OffsetDateTime> {
+    let value = value.as_deref()?;
+    v.check(OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
+        FieldViolation::new(
+            field,
+            "invalid",
+            "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
+        )
+    }))
+}
+
+fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
+    let value = value.as_deref()?;
+    v.check(
+        Uuid::parse_str(value).map_err(|_| FieldViolation::new(field, "invalid", "must be a UUID")),
+    )
+}
+
+/// A page number as the domain counts it: negatives are 0, huge values saturate.
+fn count(value: Option<i64>) -> Option<u32> {
+    value.map(|value| u32::try_from(value.max(0)).unwrap_or(u32::MAX))
+}
+
+impl DeckListQuery {
+    /// The validated request and whether the summary was asked for.
+    fn into_request(self) -> Result<(ListRequest, bool), Violations> {
+        let mut v = Violations::default();
+        let filters = DeckFilters {
+            author: uuid("authorId", &self.author_id, &mut v).map(UserId),
+            created_after: instant("createdAfter", &self.created_after, &mut v),
+            created_before: instant("createdBefore", &self.created_before, &mut v),
+            edited_after: instant("editedAfter", &self.edited_after, &mut v),
+            edited_before: instant("editedBefore", &self.edited_before, &mut v),
+            format_id: uuid("formatId", &self.format_id, &mut v),
+            has_guide: self.has_guide,
+            has_sideboard_guide: self.has_sideboard_guide,
+            has_video: self.has_video,
+            is_legal: self.is_legal,
+            name_contains: self.q.filter(|q| !q.is_empty()),
+        };
+        let sort = self
+            .sort
+            .as_deref()
+            .map_or(Ok(DeckSort::default()), DeckSort::parse);
+        let order = self
+            .order
+            .as_deref()
+            .map_or(Ok(SortOrder::default()), SortOrder::parse);
+        let (sort, order) = (v.check(sort), v.check(order));
+        let summary = match self.include.as_deref() {
+            None => false,
+            Some("summary") => true,
+            Some(_) => {
+                v.push(FieldViolation::new("include", "invalid", "must be summary"));
+                false
+            }
+        };
+        let page = match PageRequest::new(count(self.page), count(self.limit)) {
+            Ok(page) => Some(page),
+            Err(violations) => {
+                v.0.extend(violations.0);
+                None
+            }
+        };
+        match (sort, order, page) {
+            (Some(sort), Some(order), Some(page)) if v.0.is_empty() => Ok((
+                ListRequest {
+                    filters,
+                    sort,
+                    order,
+                    page,
+                },
+                summary,
+            )),
+            _ => Err(v),
+        }
+    }
+}
+
+/// Decks of a game: public ones, plus the caller's own unlisted and private ones; never
+/// archived ones.
+#[utoipa::path(
+    tag = "decks",
+    params(DeckListQuery),
+    responses(
+        (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object)),
+        (status = 400, description = "A query parameter is invalid"),
+        (status = 403), (status = 404, description = "Unknown game"),
+    )
+)]
+#[get("/games/{game}/decks")]
+pub async fn list_decks(
+    request: HttpRequest,
+    state: web::Data<HttpState>,
+    Caller(principal): Caller,
+    game: web::Path<String>,
+    query: web::Query<DeckListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let game = require_game(&state, &game).await?;
+    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let (list, summary) = query.into_inner().into_request()?;
+    let asked = list.page;
+    let page = state.services.decks.list(&principal, &game, list).await?;
+    let formats = formats_of(&state, &game).await?;
+    let data = page
+        .items
+        .iter()
+        .map(|deck| DeckListItem::new(deck, &formats, summary))
+        .collect();
+    Ok(HttpResponse::Ok().json(Paginated::new(
+        &request,
+        &state.config.public_url,
+        &page,
+        asked,
+        data,
+    )))
+}

@@ -1,0 +1,423 @@
+//! Deck endpoints (public spec 4.3): one file per operation; the wire shapes live here.
+
+pub mod create;
+pub mod detail;
+pub mod list;
+pub mod rollback;
+pub mod update;
+pub mod versions;
+pub mod views;
+
+use std::collections::BTreeMap;
+
+use actix_web::HttpRequest;
+use actix_web::http::header::{self, HeaderValue};
+use deckhand_domain::catalog::{CardIdentifier, Format, Game};
+use deckhand_domain::decks::{
+    CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedCard, FeaturedInput, FeaturedSlot,
+    HistoryType,
+};
+use serde::{Deserialize, Deserializer, Serialize};
+use time::OffsetDateTime;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::body::json_or_text;
+use crate::error::ApiError;
+use crate::handlers::games::FormatDto;
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AuthorDto {
+    /// The bare user id (equals `user.id` of the user probe).
+    id: String,
+    username: String,
+}
+
+/// A featured card (public spec 2.4).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FeaturedCardDto {
+    slot: String,
+    #[serde(rename = "slotKey")]
+    slot_key: String,
+    label: String,
+    #[serde(rename = "sortOrder")]
+    sort_order: u32,
+    foil: bool,
+    #[serde(rename = "cardId")]
+    card_id: String,
+    name: String,
+    #[serde(rename = "imageUrl")]
+    image_url: Option<String>,
+    type_line: String,
+    set: String,
+    collector_number: String,
+}
+
+impl From<&FeaturedCard> for FeaturedCardDto {
+    fn from(featured: &FeaturedCard) -> Self {
+        Self {
+            slot: featured.slot.as_str().to_owned(),
+            slot_key: featured.slot_key.clone(),
+            label: featured.label.clone(),
+            sort_order: featured.sort_order,
+            foil: featured.foil,
+            card_id: featured.card.card_id.to_string(),
+            name: featured.card.name.clone(),
+            image_url: featured.card.image_url.clone(),
+            type_line: featured.card.type_line.clone(),
+            set: featured.card.set.clone(),
+            collector_number: featured.card.collector_number.clone(),
+        }
+    }
+}
+
+/// A deck in a list (public spec 2.1); the summary fields only with `include=summary`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeckListItem {
+    id: Uuid,
+    name: String,
+    author: AuthorDto,
+    game: String,
+    visibility: Vec<String>,
+    format: Option<FormatDto>,
+    archetype: Option<String>,
+    views: i64,
+    likes: i64,
+    #[serde(rename = "hasGuide")]
+    has_guide: bool,
+    #[serde(rename = "hasSideboardGuide")]
+    has_sideboard_guide: bool,
+    #[serde(rename = "hasVideo")]
+    has_video: bool,
+    #[serde(rename = "editedAt", with = "time::serde::rfc3339")]
+    edited_at: OffsetDateTime,
+    #[serde(rename = "createdAt", with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    #[serde(rename = "sourceProvider")]
+    source_provider: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    featured_cards: Option<Vec<FeaturedCardDto>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    section_counts: Option<BTreeMap<String, u32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    colors: Option<Vec<String>>,
+}
+
+impl DeckListItem {
+    pub fn new(deck: &Deck, formats: &[Format], with_summary: bool) -> Self {
+        let summary = &deck.summary;
+        Self {
+            id: deck.id.0,
+            name: deck.content.name.clone(),
+            author: AuthorDto {
+                id: deck.author.id.to_string(),
+                username: deck.author.username.as_str().to_owned(),
+            },
+            game: deck.game.clone(),
+            visibility: vec![deck.content.visibility.as_str().to_owned()],
+            format: deck
+                .content
+                .format_id
+                .and_then(|id| formats.iter().find(|format| format.id == id))
+                .map(|format| FormatDto::from(format.clone())),
+            archetype: deck.content.archetype.clone(),
+            views: deck.pageviews,
+            likes: deck.likes,
+            has_guide: deck.has_guide,
+            has_sideboard_guide: deck.has_sideboard_guide,
+            has_video: deck.content.youtube_url.is_some(),
+            edited_at: deck.updated_at,
+            created_at: deck.created_at,
+            source_provider: deck.provenance.source_provider.clone(),
+            featured_cards: with_summary.then(|| {
+                summary
+                    .featured_cards
+                    .iter()
+                    .map(FeaturedCardDto::from)
+                    .collect()
+            }),
+            section_counts: with_summary.then(|| summary.section_counts.clone()),
+            colors: with_summary.then(|| summary.colors.clone()),
+        }
+    }
+}
+
+/// The deck write record (public spec 2.3): the answer of create, PATCH and rollback.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeckWriteRecord {
+    id: Uuid,
+    name: String,
+    notes: String,
+    visibility: Vec<String>,
+    format: Option<Uuid>,
+    youtube_url: Option<String>,
+    thumbnail: Option<String>,
+    legal: bool,
+    archetype: Option<String>,
+    is_archived: bool,
+    likes: i64,
+    pageviews: i64,
+    version: i32,
+    source_provider: String,
+    source_external_id: Option<String>,
+    source_external_version: Option<String>,
+    source_external_url: Option<String>,
+    #[serde(with = "time::serde::rfc3339::option")]
+    source_imported_at: Option<OffsetDateTime>,
+    #[serde(with = "time::serde::rfc3339")]
+    created_at: OffsetDateTime,
+    #[serde(with = "time::serde::rfc3339")]
+    updated_at: OffsetDateTime,
+}
+
+impl From<&Deck> for DeckWriteRecord {
+    fn from(deck: &Deck) -> Self {
+        let content = &deck.content;
+        let provenance = &deck.provenance;
+        Self {
+            id: deck.id.0,
+            name: content.name.clone(),
+            notes: content.notes.clone(),
+            visibility: vec![content.visibility.as_str().to_owned()],
+            format: content.format_id,
+            youtube_url: content.youtube_url.clone(),
+            thumbnail: content.thumbnail.clone(),
+            legal: content.legal,
+            archetype: content.archetype.clone(),
+            is_archived: deck.is_archived,
+            likes: deck.likes,
+            pageviews: deck.pageviews,
+            version: deck.version,
+            source_provider: provenance.source_provider.clone(),
+            source_external_id: provenance.source_external_id.clone(),
+            source_external_version: provenance.source_external_version.clone(),
+            source_external_url: provenance.source_external_url.clone(),
+            source_imported_at: provenance.source_imported_at,
+            created_at: deck.created_at,
+            updated_at: deck.updated_at,
+        }
+    }
+}
+
+/// One history record (public spec 2.9).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeckVersionDto {
+    version_number: i32,
+    name_at_version: String,
+    #[serde(with = "time::serde::rfc3339")]
+    edited_at: OffsetDateTime,
+    /// `create`, `update` or `rollback`.
+    history_type: String,
+    visibility: Vec<String>,
+    /// The version a rollback restored; only on rollback records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    restored_from: Option<i32>,
+}
+
+impl From<&DeckVersion> for DeckVersionDto {
+    fn from(version: &DeckVersion) -> Self {
+        Self {
+            version_number: version.version_number,
+            name_at_version: version.content.name.clone(),
+            edited_at: version.edited_at,
+            history_type: version.history_type.as_str().to_owned(),
+            visibility: vec![version.content.visibility.as_str().to_owned()],
+            restored_from: match version.history_type {
+                HistoryType::Rollback { restored_from } => Some(restored_from),
+                HistoryType::Create | HistoryType::Update => None,
+            },
+        }
+    }
+}
+
+/// A present field, even `null`: `Some(None)` clears, absent leaves alone. An empty string
+/// clears too, which is how form and multipart bodies say `null`.
+fn nullable<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Ok(Some(
+        Option::<String>::deserialize(deserializer)?.filter(|value| !value.is_empty()),
+    ))
+}
+
+/// A card line of a deck write (contract 4, "Cards on decks").
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CardLineDto {
+    /// A section key of the game (`mainboard`, `sideboard`, ...).
+    section: String,
+    /// 1 to 999.
+    quantity: u32,
+    #[serde(default)]
+    foil: bool,
+    catalog_a_id: Option<String>,
+    catalog_b_id: Option<String>,
+    catalog_c_id: Option<String>,
+    #[serde(rename = "cardId")]
+    card_id: Option<String>,
+    #[serde(rename = "variantId")]
+    variant_id: Option<String>,
+    name: Option<String>,
+    set: Option<String>,
+    collector_number: Option<String>,
+}
+
+/// A featured card of a deck write.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FeaturedDto {
+    /// `commander`, `companion` or `cover`.
+    #[schema(value_type = String)]
+    slot: FeaturedSlot,
+    #[serde(default)]
+    foil: bool,
+    catalog_a_id: Option<String>,
+    catalog_b_id: Option<String>,
+    catalog_c_id: Option<String>,
+    #[serde(rename = "cardId")]
+    card_id: Option<String>,
+    #[serde(rename = "variantId")]
+    variant_id: Option<String>,
+    name: Option<String>,
+    set: Option<String>,
+    collector_number: Option<String>,
+}
+
+macro_rules! identifier_of {
+    ($dto:expr) => {
+        CardIdentifier {
+            catalog_a_id: $dto.catalog_a_id,
+            catalog_b_id: $dto.catalog_b_id,
+            catalog_c_id: $dto.catalog_c_id,
+            card_id: $dto.card_id,
+            variant_id: $dto.variant_id,
+            name: $dto.name,
+            set: $dto.set,
+            collector_number: $dto.collector_number,
+        }
+    };
+}
+
+/// The body of a deck create or PATCH; the same DTO from JSON, form and multipart.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeckBody {
+    /// 1 to 255 characters; required on create.
+    name: Option<String>,
+    /// At most 50000 characters.
+    notes: Option<String>,
+    /// Exactly one of `public`, `unlisted`, `private` (default `private`).
+    visibility: Option<Vec<String>>,
+    /// A format id of the deck's game, or null.
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    format: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    youtube_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    thumbnail: Option<Option<String>>,
+    legal: Option<bool>,
+    /// Free text, at most 100 characters (extension).
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    archetype: Option<Option<String>>,
+    /// `manual` (default) or an operator-configured deck site code.
+    source_provider: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    source_external_id: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    source_external_version: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    #[schema(value_type = Option<String>)]
+    source_external_url: Option<Option<String>>,
+    /// Card lines; JSON text in form and multipart bodies.
+    #[serde(default, deserialize_with = "json_or_text")]
+    cards: Option<Vec<CardLineDto>>,
+    /// Featured cards; `null` returns to the derived ones. JSON text in form bodies.
+    #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(value_type = Option<Vec<FeaturedDto>>)]
+    featured: Option<Option<Vec<FeaturedDto>>>,
+    /// PATCH only.
+    is_archived: Option<bool>,
+}
+
+impl From<DeckBody> for DeckChanges {
+    fn from(body: DeckBody) -> Self {
+        Self {
+            name: body.name,
+            notes: body.notes,
+            visibility: body.visibility,
+            format: body.format,
+            youtube_url: body.youtube_url,
+            thumbnail: body.thumbnail,
+            legal: body.legal,
+            archetype: body.archetype,
+            source_provider: body.source_provider,
+            source_external_id: body.source_external_id,
+            source_external_version: body.source_external_version,
+            source_external_url: body.source_external_url,
+            cards: body.cards.map(|lines| {
+                lines
+                    .into_iter()
+                    .map(|line| CardLineInput {
+                        section: line.section.clone(),
+                        quantity: line.quantity,
+                        foil: line.foil,
+                        identifier: identifier_of!(line),
+                    })
+                    .collect()
+            }),
+            featured: body.featured.map(|choices| {
+                choices.map(|choices| {
+                    choices
+                        .into_iter()
+                        .map(|choice| FeaturedInput {
+                            slot: choice.slot,
+                            foil: choice.foil,
+                            identifier: identifier_of!(choice),
+                        })
+                        .collect()
+                })
+            }),
+            is_archived: body.is_archived,
+        }
+    }
+}
+
+/// `ETag: "<version>"`: the version a later `If-Match` names.
+pub fn etag(deck: &Deck) -> (header::HeaderName, HeaderValue) {
+    let value = HeaderValue::from_str(&format!("\"{}\"", deck.version))
+        .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
+    (header::ETAG, value)
+}
+
+/// The version an `If-Match` header requires: `None` without one (or with `*`); a value that
+/// names no version can never match.
+pub fn if_match(request: &HttpRequest) -> Result<Option<i32>, ApiError> {
+    let Some(value) = request.headers().get(header::IF_MATCH) else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    if text == "*" {
+        return Ok(None);
+    }
+    text.strip_prefix("W/")
+        .unwrap_or(text)
+        .strip_prefix('"')
+        .and_then(|rest| rest.strip_suffix('"'))
+        .and_then(|version| version.parse().ok())
+        .map(Some)
+        .ok_or_else(|| ApiError::precondition_failed(None))
+}
+
+/// The game's formats, for rendering `format` objects of many decks with one lookup.
+pub async fn formats_of(
+    state: &crate::state::HttpState,
+    game: &Game,
+) -> Result<Vec<Format>, ApiError> {
+    Ok(state.services.catalog.formats(game).await?)
+}

@@ -1,0 +1,60 @@
+use actix_web::{HttpRequest, HttpResponse, post, web};
+use deckhand_domain::decks::DeckId;
+use deckhand_domain::identity::{AccessRule, Scope};
+use serde::Deserialize;
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use super::{DeckWriteRecord, etag, if_match};
+use crate::auth::Caller;
+use crate::body::Body;
+use crate::error::ApiError;
+use crate::handlers::games::require_game;
+use crate::state::HttpState;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RollbackBody {
+    /// 1-based position in the versions list.
+    version_number: i64,
+}
+
+/// Restore the content of an earlier version as a new version (owner only).
+#[utoipa::path(
+    tag = "decks",
+    request_body = RollbackBody,
+    params(("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
+    responses(
+        (status = 200, body = DeckWriteRecord, headers(("ETag" = String))),
+        (status = 400, description = "`version_number` is not an integer"),
+        (status = 401), (status = 403),
+        (status = 404, description = "No such deck, not the caller's, or no such version"),
+        (status = 412),
+    )
+)]
+#[post("/games/{game}/decks/{id}/rollback")]
+pub async fn rollback_deck(
+    request: HttpRequest,
+    state: web::Data<HttpState>,
+    Caller(principal): Caller,
+    path: web::Path<(String, Uuid)>,
+    Body(body): Body<RollbackBody>,
+) -> Result<HttpResponse, ApiError> {
+    let (game, id) = path.into_inner();
+    let game = require_game(&state, &game).await?;
+    principal.authorize(
+        AccessRule::Authenticated(Scope::DecksWrite),
+        Some(&game.slug),
+    )?;
+    let expected = if_match(&request)?;
+    // A number no version can have is simply out of range.
+    let number = i32::try_from(body.version_number).map_err(|_| ApiError::not_found())?;
+    let deck = state
+        .services
+        .decks
+        .rollback(&principal, &game, DeckId(id), number, expected)
+        .await?;
+    Ok(HttpResponse::Ok()
+        .insert_header(etag(&deck))
+        .json(DeckWriteRecord::from(&deck)))
+}
