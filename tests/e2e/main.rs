@@ -5,6 +5,7 @@
 
 mod catalog;
 mod decks;
+mod guides;
 mod operations;
 mod partners;
 mod probes;

@@ -10,8 +10,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Author, Deck, DeckFilters, DeckId, DeckQuery, DeckSort, DeckVersion, HistoryType, Page,
-    Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    Author, Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, HistoryType,
+    Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
@@ -21,6 +21,7 @@ use crate::{State, Store};
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     decks: HashMap<DeckId, Stored>,
+    guides: HashMap<DeckId, DeckGuide>,
     views: HashMap<(DeckId, [u8; 32]), OffsetDateTime>,
 }
 
@@ -307,5 +308,42 @@ impl DeckRepository for MemoryDecks {
         let count = views.len();
         views.retain(|_, counted_at| *counted_at >= before);
         Ok((count - views.len()) as u64)
+    }
+
+    async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
+        Ok(self.0.lock().decks.guides.get(&deck).cloned())
+    }
+
+    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
+        let mut state = self.0.lock();
+        let tables = &mut state.decks;
+        let stored = tables
+            .decks
+            .get_mut(&guide.deck_id)
+            .ok_or_else(|| anyhow::anyhow!("no deck {} for a guide", guide.deck_id))?;
+        stored.deck.has_guide = true;
+        let (kept, created) = match tables.guides.get(&guide.deck_id) {
+            Some(existing) => (
+                DeckGuide {
+                    id: existing.id,
+                    created_at: existing.created_at,
+                    ..guide.clone()
+                },
+                false,
+            ),
+            None => (guide.clone(), true),
+        };
+        tables.guides.insert(guide.deck_id, kept.clone());
+        Ok((kept, created))
+    }
+
+    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
+        let mut state = self.0.lock();
+        let tables = &mut state.decks;
+        let deleted = tables.guides.remove(&deck).is_some();
+        if let Some(stored) = tables.decks.get_mut(&deck) {
+            stored.deck.has_guide &= !deleted;
+        }
+        Ok(deleted)
     }
 }

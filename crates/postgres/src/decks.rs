@@ -8,8 +8,8 @@ use deckhand_domain::decks::ports::{
     ViewCount,
 };
 use deckhand_domain::decks::{
-    Author, Deck, DeckContent, DeckId, DeckQuery, DeckSort, DeckSummary, DeckVersion, HistoryType,
-    Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckQuery, DeckSort, DeckSummary,
+    DeckVersion, HistoryType, Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -25,7 +25,7 @@ use uuid::Uuid;
 
 use crate::error;
 use crate::pool::{Pool, checkout};
-use crate::schema::{deck_stats, deck_versions, decks};
+use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 
 const DECK_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, \
      d.visibility, d.format_id, d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, \
@@ -324,6 +324,47 @@ enum ReviseFailure {
 impl From<diesel::result::Error> for ReviseFailure {
     fn from(error: diesel::result::Error) -> Self {
         Self::Database(error)
+    }
+}
+
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = deck_guides, check_for_backend(Pg))]
+struct GuideRow {
+    deck_id: Uuid,
+    id: Uuid,
+    content_type: String,
+    content: String,
+    is_premium: bool,
+    created_at: OffsetDateTime,
+    updated_at: OffsetDateTime,
+}
+
+impl GuideRow {
+    fn from_domain(guide: &DeckGuide) -> Self {
+        Self {
+            deck_id: guide.deck_id.0,
+            id: guide.id,
+            content_type: guide.content_type.as_str().to_owned(),
+            content: guide.content.clone(),
+            is_premium: guide.is_premium,
+            created_at: guide.created_at,
+            updated_at: guide.updated_at,
+        }
+    }
+
+    fn into_domain(self) -> anyhow::Result<DeckGuide> {
+        let content_type = ContentType::parse(&self.content_type).with_context(|| {
+            format!("guide {} has content type {:?}", self.id, self.content_type)
+        })?;
+        Ok(DeckGuide {
+            id: self.id,
+            deck_id: DeckId(self.deck_id),
+            content_type,
+            content: self.content,
+            is_premium: self.is_premium,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
     }
 }
 
@@ -655,6 +696,71 @@ impl DeckRepository for PgDeckRepository {
             .map_err(error::query)
             .context("pruning deck views")?;
         Ok(u64::try_from(deleted).unwrap_or(0))
+    }
+
+    async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
+        let mut conn = checkout(&self.pool).await?;
+        let row: Option<GuideRow> = deck_guides::table
+            .find(deck.0)
+            .select(GuideRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(error::query)
+            .context("loading a deck guide")?;
+        row.map(GuideRow::into_domain).transpose()
+    }
+
+    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
+        let mut conn = checkout(&self.pool).await?;
+        let row = GuideRow::from_domain(guide);
+        let stored: GuideRow = conn
+            .transaction(async |conn| {
+                // The upsert keeps a replaced guide's id and created_at; the id it returns
+                // tells a new guide from a replaced one.
+                let stored = diesel::insert_into(deck_guides::table)
+                    .values(&row)
+                    .on_conflict(deck_guides::deck_id)
+                    .do_update()
+                    .set((
+                        deck_guides::content_type.eq(&row.content_type),
+                        deck_guides::content.eq(&row.content),
+                        deck_guides::is_premium.eq(row.is_premium),
+                        deck_guides::updated_at.eq(row.updated_at),
+                    ))
+                    .returning(GuideRow::as_returning())
+                    .get_result(conn)
+                    .await?;
+                diesel::update(decks::table.find(row.deck_id))
+                    .set(decks::has_guide.eq(true))
+                    .execute(conn)
+                    .await?;
+                Ok::<_, diesel::result::Error>(stored)
+            })
+            .await
+            .map_err(error::query)
+            .context("storing a deck guide")?;
+        let created = stored.id == guide.id;
+        Ok((stored.into_domain()?, created))
+    }
+
+    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
+        let mut conn = checkout(&self.pool).await?;
+        conn.transaction(async |conn| {
+            let deleted = diesel::delete(deck_guides::table.find(deck.0))
+                .execute(conn)
+                .await?;
+            if deleted > 0 {
+                diesel::update(decks::table.find(deck.0))
+                    .set(decks::has_guide.eq(false))
+                    .execute(conn)
+                    .await?;
+            }
+            Ok::<_, diesel::result::Error>(deleted > 0)
+        })
+        .await
+        .map_err(error::query)
+        .context("deleting a deck guide")
     }
 }
 

@@ -192,3 +192,18 @@ diesel::table! {
 
 diesel::joinable!(partner_api_keys -> partners (partner_slug));
 diesel::allow_tables_to_appear_in_same_query!(partners, partner_api_keys);
+
+diesel::table! {
+    deck_guides (deck_id) {
+        deck_id -> Uuid,
+        id -> Uuid,
+        content_type -> Text,
+        content -> Text,
+        is_premium -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(deck_guides -> decks (deck_id));
+diesel::allow_tables_to_appear_in_same_query!(decks, deck_guides);

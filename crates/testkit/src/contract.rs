@@ -11,8 +11,8 @@ use deckhand_domain::decks::ports::{
     InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
 };
 use deckhand_domain::decks::{
-    Deck, DeckFilters, DeckId, DeckQuery, DeckSort, HistoryType, Page, PageRequest, SortOrder,
-    Visibility, trending,
+    ContentType, Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, HistoryType, Page,
+    PageRequest, SortOrder, Visibility, trending,
 };
 use deckhand_domain::identity::ports::{
     InsertApiKeyError, InsertPartnerError, InsertPatError, InsertUserError,
@@ -89,6 +89,7 @@ macro_rules! repository_contract_suite {
             views_count_once_per_visitor_and_window,
             trending_ranks_recent_views_first,
             old_view_records_are_pruned,
+            a_guide_is_created_replaced_and_deleted_with_has_guide,
             partners_round_trip_every_field,
             a_taken_partner_slug_is_refused,
             a_partner_of_an_unknown_user_is_refused,
@@ -1155,6 +1156,71 @@ pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
         .count_view(new.id, &[2; 32], at + hour, hour, 0.0)
         .await?;
     assert!(!kept.incremented);
+    Ok(())
+}
+
+pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
+    repos: &Repositories,
+) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let new = deck(&alice, "Guided");
+    repos.decks.insert(&new).await?;
+    assert!(repos.decks.guide(new.id).await?.is_none());
+    let first = DeckGuide {
+        id: Uuid::now_v7(),
+        deck_id: new.id,
+        content_type: ContentType::Markdown,
+        content: "# Mulligan\nKeep lands. «ünïcode»".into(),
+        is_premium: true,
+        created_at: datetime!(2026-06-01 12:00:00.000_001 UTC),
+        updated_at: datetime!(2026-06-01 12:00:00.000_001 UTC),
+    };
+    let (stored, created) = repos.decks.put_guide(&first).await?;
+    assert!(created);
+    assert_eq!(stored, first);
+    assert_eq!(repos.decks.guide(new.id).await?, Some(first.clone()));
+    assert!(
+        repos
+            .decks
+            .find(new.id)
+            .await?
+            .context("the deck")?
+            .has_guide
+    );
+
+    let replacement = DeckGuide {
+        id: Uuid::now_v7(),
+        content_type: ContentType::Text,
+        content: "Plain.".into(),
+        is_premium: false,
+        created_at: datetime!(2026-06-02 12:00 UTC),
+        updated_at: datetime!(2026-06-02 12:00 UTC),
+        ..first.clone()
+    };
+    let (stored, created) = repos.decks.put_guide(&replacement).await?;
+    assert!(!created);
+    assert_eq!(
+        (stored.id, stored.created_at),
+        (first.id, first.created_at),
+        "a replaced guide keeps its identity"
+    );
+    assert_eq!(
+        (stored.content.as_str(), stored.updated_at),
+        ("Plain.", replacement.updated_at)
+    );
+
+    assert!(repos.decks.delete_guide(new.id).await?);
+    assert!(!repos.decks.delete_guide(new.id).await?);
+    assert!(repos.decks.guide(new.id).await?.is_none());
+    assert!(
+        !repos
+            .decks
+            .find(new.id)
+            .await?
+            .context("the deck")?
+            .has_guide
+    );
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 //! Decks: their content, history, visibility and ownership rules, and the listing.
 
 mod changes;
+mod guide;
 mod model;
 pub mod ports;
 mod query;
@@ -11,6 +12,9 @@ pub mod trending;
 pub use changes::{
     CardLineInput, DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput,
     MAX_CARD_LINES, MAX_QUANTITY,
+};
+pub use guide::{
+    ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,
 };
 pub use model::{
     Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion,

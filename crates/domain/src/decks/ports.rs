@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use time::{Duration, OffsetDateTime};
 
+use super::guide::DeckGuide;
 use super::model::{Deck, DeckContent, DeckId, DeckSummary, DeckVersion, HistoryType, Provenance};
 use super::query::{DeckQuery, Page};
 use crate::identity::UserId;
@@ -111,4 +112,15 @@ pub trait DeckRepository: Send + Sync {
 
     /// Deletes view records older than `before`; returns how many.
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
+
+    /// The deck's strategy guide, if it has one.
+    async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>>;
+
+    /// Stores `guide` as the deck's guide and sets its `has_guide`, in one transaction. A
+    /// replaced guide keeps its id and `created_at`. Returns the stored guide and whether it
+    /// is new.
+    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)>;
+
+    /// Deletes the deck's guide and clears `has_guide`; false when there was none.
+    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool>;
 }

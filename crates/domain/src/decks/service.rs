@@ -12,6 +12,7 @@ use crate::validation::{FieldViolation, Violations};
 use super::changes::{
     CardLineInput, CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput, MAX_QUANTITY,
 };
+use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion, FeaturedCard,
     FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
@@ -286,6 +287,73 @@ impl DeckService {
                 trending::view_weight(now),
             )
             .await?)
+    }
+
+    /// The deck's strategy guide as the caller may read it: whole for the owner and premium
+    /// users, a preview of a premium guide for everyone else; `None` when it has none.
+    pub async fn guide(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<Option<GuideView>, DeckError> {
+        let deck = self.get(principal, game, id).await?;
+        let has_content_access = deck.is_owned_by(principal.acting_user())
+            || principal.user.as_ref().is_some_and(|user| user.premium);
+        let guide = self.decks.guide(id).await?;
+        Ok(guide.map(|guide| guide.view(has_content_access)))
+    }
+
+    /// Creates or replaces the deck's guide (owner only); true when it is new.
+    pub async fn put_guide(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        input: GuideInput,
+    ) -> Result<(DeckGuide, bool), DeckError> {
+        let (content_type, content) = input.check()?;
+        self.owned(principal, game, id).await?;
+        let now = self.system.clock.now();
+        let guide = DeckGuide {
+            id: self.system.ids.new_id(),
+            deck_id: id,
+            content_type,
+            content,
+            is_premium: input.is_premium,
+            created_at: now,
+            updated_at: now,
+        };
+        Ok(self.decks.put_guide(&guide).await?)
+    }
+
+    /// Deletes the deck's guide (owner only); `NotFound` when there is none.
+    pub async fn delete_guide(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<(), DeckError> {
+        self.owned(principal, game, id).await?;
+        if self.decks.delete_guide(id).await? {
+            Ok(())
+        } else {
+            Err(DeckError::NotFound)
+        }
+    }
+
+    /// A deck of `game` the caller owns; anything else is "not found".
+    async fn owned(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<Deck, DeckError> {
+        let deck = self.decks.find(id).await?.ok_or(DeckError::NotFound)?;
+        if deck.game != game.slug || !deck.is_owned_by(principal.acting_user()) {
+            return Err(DeckError::NotFound);
+        }
+        Ok(deck)
     }
 
     /// Removes view records that can no longer dedupe anything.

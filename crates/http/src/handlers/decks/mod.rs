@@ -2,6 +2,7 @@
 
 pub mod create;
 pub mod detail;
+pub mod guide;
 pub mod list;
 pub mod rollback;
 pub mod update;
