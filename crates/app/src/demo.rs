@@ -1,12 +1,16 @@
-//! The demo data set: a user and a personal access token holding every scope, and a partner of
-//! that user (every scope, every game) with an API key, so that a fresh `cargo run` can be
-//! tried at once.
+//! The demo data set: the bundled catalog, a user and a personal access token holding every
+//! scope, a partner of that user (every scope, every game) with an API key, and two decks over
+//! real cards (one public with a guide, one private), so that a fresh `cargo run` can be tried
+//! at once.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use deckhand_domain::Services;
+use deckhand_domain::catalog::CardIdentifier;
+use deckhand_domain::decks::{CardLineInput, DeckChanges, GuideInput};
 use deckhand_domain::identity::{
-    GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scope, UserLookup,
+    GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Principal, Scope, Scopes, User,
+    UserLookup,
 };
 use serde::Serialize;
 
@@ -19,12 +23,17 @@ pub struct DemoCredentials {
     pub partner: String,
     pub partner_secret: String,
     pub partner_api_key: String,
+    /// The public demo deck.
+    pub public_deck_id: String,
+    /// The private demo deck: only the demo user sees it.
+    pub private_deck_id: String,
 }
 
 pub const DEMO_USERNAME: &str = "demo";
 pub const DEMO_PARTNER: &str = "demo-partner";
 
 pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
+    crate::catalog::load_bundled(services).await?;
     // 12 random bytes: 16 URL-safe characters, easy to copy from the banner.
     let password = URL_SAFE_NO_PAD.encode(&services.system.random.bytes32()?[..12]);
     let user = services
@@ -51,6 +60,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         })
         .await?;
     let (_, partner_api_key) = services.identity.create_api_key(&partner.slug).await?;
+    let (public_deck_id, private_deck_id) = seed_decks(services, &user).await?;
     Ok(DemoCredentials {
         user_id: user.id.to_string(),
         username: user.username.as_str().to_owned(),
@@ -59,7 +69,92 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         partner: partner.slug.as_str().to_owned(),
         partner_secret,
         partner_api_key,
+        public_deck_id,
+        private_deck_id,
     })
+}
+
+fn line(section: &str, quantity: u32, name: &str) -> CardLineInput {
+    CardLineInput {
+        section: section.into(),
+        quantity,
+        foil: false,
+        identifier: CardIdentifier {
+            name: Some(name.into()),
+            ..CardIdentifier::default()
+        },
+    }
+}
+
+/// Two `mtg` decks of `owner`; returns (public id, private id).
+async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String, String)> {
+    let game = services.catalog.game("mtg").await?;
+    let principal =
+        Principal::personal_access_token(owner, Scope::ALL.into_iter().collect::<Scopes>());
+    let public = services
+        .decks
+        .create(
+            &principal,
+            &game,
+            DeckChanges {
+                name: Some("Chromium Control".into()),
+                notes: Some(
+                    "A three-colour commander deck built from the bundled demo catalog.".into(),
+                ),
+                visibility: Some(vec!["public".into()]),
+                legal: Some(true),
+                archetype: Some(Some("Control".into())),
+                cards: Some(vec![
+                    line("commander", 1, "Chromium, the Mutable"),
+                    line("mainboard", 1, "Dimir Spybug"),
+                    line("mainboard", 1, "Horizon Scholar"),
+                    line("mainboard", 1, "Tolarian Scholar"),
+                    line("mainboard", 1, "Liliana, Untouched by Death"),
+                    line("mainboard", 1, "Find // Finality"),
+                    line("mainboard", 10, "Island"),
+                    line("mainboard", 10, "Swamp"),
+                    line("mainboard", 9, "Plains"),
+                    line("sideboard", 1, "Guild Summit"),
+                    line("maybeboard", 1, "Nicol Bolas, the Ravager"),
+                ]),
+                ..DeckChanges::default()
+            },
+        )
+        .await?;
+    services
+        .decks
+        .put_guide(
+            &principal,
+            &game,
+            public.id,
+            GuideInput {
+                content_type: "markdown".into(),
+                content: "# Game plan\n\nKeep two lands and a scholar. Counter the first threat; \
+                          cast Chromium at the end of the opponent's turn."
+                    .into(),
+                is_premium: false,
+            },
+        )
+        .await?;
+    let private = services
+        .decks
+        .create(
+            &principal,
+            &game,
+            DeckChanges {
+                name: Some("Boros Knights (draft)".into()),
+                visibility: Some(vec!["private".into()]),
+                cards: Some(vec![
+                    line("mainboard", 4, "Truefire Captain"),
+                    line("mainboard", 4, "Fearless Halberdier"),
+                    line("mainboard", 4, "Shield Mare"),
+                    line("mainboard", 12, "Mountain"),
+                ]),
+                ..DeckChanges::default()
+            },
+        )
+        .await?;
+    Ok((public.id.to_string(), private.id.to_string()))
 }
 
 /// What `deckhand serve` prints on the in-memory store.
@@ -72,7 +167,10 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          Demo API key:  {api_key}\n\n\
          Try it:\n  curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/_probe/user\n  \
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
+         curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
+         curl -s '{public_url}/api/public/v1/games/mtg/decks/{deck}?expand=cards'\n  \
          deckhand admin sign --partner {partner} --secret {secret} --path /api/public/v1/_probe/partner --base-url {public_url}\n",
+        deck = credentials.public_deck_id,
         partner = credentials.partner,
         secret = credentials.partner_secret,
         api_key = credentials.partner_api_key,

@@ -25,9 +25,6 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
     let public_url = settings.public_url();
     if in_memory {
         tracing::warn!("no DATABASE_URL: using the in-memory store; nothing persists");
-        crate::catalog::load_bundled(&services)
-            .await
-            .context("loading the bundled catalog")?;
         let demo = crate::demo::seed(&services)
             .await
             .context("seeding the demo data")?;
