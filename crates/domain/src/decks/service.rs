@@ -161,11 +161,9 @@ impl DeckService {
         game: &Game,
         id: DeckId,
     ) -> Result<Deck, DeckError> {
-        let deck = self.decks.find(id).await?.ok_or(DeckError::NotFound)?;
-        if deck.game != game.slug || !deck.is_visible_to(principal.acting_user()) {
-            return Err(DeckError::NotFound);
-        }
-        Ok(deck)
+        let viewer = principal.acting_user();
+        self.find_in(game, id, |deck| deck.is_visible_to(viewer))
+            .await
     }
 
     /// Applies a PATCH: owner only, one version and one history record per save.
@@ -349,11 +347,23 @@ impl DeckService {
         game: &Game,
         id: DeckId,
     ) -> Result<Deck, DeckError> {
-        let deck = self.decks.find(id).await?.ok_or(DeckError::NotFound)?;
-        if deck.game != game.slug || !deck.is_owned_by(principal.acting_user()) {
-            return Err(DeckError::NotFound);
+        let writer = principal.acting_user();
+        self.find_in(game, id, |deck| deck.is_owned_by(writer))
+            .await
+    }
+
+    /// The deck `id` of `game` when `may_access` allows it; anything else is "not found", so
+    /// nobody learns of decks they may not touch.
+    async fn find_in(
+        &self,
+        game: &Game,
+        id: DeckId,
+        may_access: impl Fn(&Deck) -> bool,
+    ) -> Result<Deck, DeckError> {
+        match self.decks.find(id).await? {
+            Some(deck) if deck.game == game.slug && may_access(&deck) => Ok(deck),
+            _ => Err(DeckError::NotFound),
         }
-        Ok(deck)
     }
 
     /// Removes view records that can no longer dedupe anything.

@@ -8,7 +8,7 @@ use super::{CardIdentifierDto, ResolvedDto, UnresolvedDto};
 use crate::auth::Caller;
 use crate::body::{Body, json_or_text};
 use crate::error::{ApiError, FieldError};
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -65,8 +65,13 @@ pub async fn resolve_cards(
     query: web::Query<ResolveQuery>,
     Body(body): Body<ResolveBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
 
     let identifiers: Vec<CardIdentifier> = body
         .identifiers

@@ -5,7 +5,7 @@ use super::{DeckBody, DeckWriteRecord, etag};
 use crate::auth::Caller;
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Create a deck owned by the caller (a partner-only caller: its `created_by` user).
@@ -28,11 +28,13 @@ pub async fn create_deck(
     game: web::Path<String>,
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = require_game(&state, &game).await?;
-    principal.authorize(
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
         AccessRule::Authenticated(Scope::DecksWrite),
-        Some(&game.slug),
-    )?;
+    )
+    .await?;
     let deck = state
         .services
         .decks

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::{DeckListItem, FeaturedCardDto, etag, formats_of};
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -127,8 +127,13 @@ pub async fn deck_detail(
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let deck = state
         .services
         .decks

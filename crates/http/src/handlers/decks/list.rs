@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::{DeckListItem, formats_of};
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::pagination::Paginated;
 use crate::state::HttpState;
 
@@ -144,8 +144,13 @@ pub async fn list_decks(
     game: web::Path<String>,
     query: web::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let (list, summary) = query.into_inner().into_request()?;
     let asked = list.page;
     let page = state.services.decks.list(&principal, &game, list).await?;

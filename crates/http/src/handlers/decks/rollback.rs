@@ -9,7 +9,7 @@ use super::{DeckWriteRecord, etag, if_match};
 use crate::auth::Caller;
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -41,11 +41,13 @@ pub async fn rollback_deck(
     Body(body): Body<RollbackBody>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
         AccessRule::Authenticated(Scope::DecksWrite),
-        Some(&game.slug),
-    )?;
+    )
+    .await?;
     let expected = if_match(&request)?;
     // A number no version can have is simply out of range.
     let number = i32::try_from(body.version_number).map_err(|_| ApiError::not_found())?;

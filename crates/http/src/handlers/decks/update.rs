@@ -7,7 +7,7 @@ use super::{DeckBody, DeckWriteRecord, etag, if_match};
 use crate::auth::Caller;
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Partial update: owner only. Every save bumps `version` and appends a history record.
@@ -31,11 +31,13 @@ pub async fn update_deck(
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
         AccessRule::Authenticated(Scope::DecksWrite),
-        Some(&game.slug),
-    )?;
+    )
+    .await?;
     let expected = if_match(&request)?;
     let deck = state
         .services

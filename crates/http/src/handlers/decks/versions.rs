@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::DeckVersionDto;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// The deck's history, oldest first: position 1 is the create event.
@@ -24,8 +24,13 @@ pub async fn deck_versions(
     path: web::Path<(String, Uuid)>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let versions = state
         .services
         .decks

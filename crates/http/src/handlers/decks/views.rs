@@ -8,7 +8,7 @@ use uuid::Uuid;
 use crate::auth::Caller;
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -34,8 +34,13 @@ pub async fn register_view(
     path: web::Path<(String, Uuid)>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let ip = client_ip(&request, &state.config.trusted_proxies);
     let count = state
         .services

@@ -4,6 +4,7 @@ pub mod formats;
 pub mod list;
 
 use deckhand_domain::catalog::{Format, Game, GameNotFound};
+use deckhand_domain::identity::{AccessRule, Principal};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -22,6 +23,19 @@ pub async fn require_game(state: &HttpState, slug: &str) -> Result<Game, ApiErro
             GameNotFound::NotFound => ApiError::not_found(),
             GameNotFound::Unexpected(error) => ApiError::unexpected(error),
         })
+}
+
+/// The game of a `{game}` path segment once the caller passed `rule` for it: unknown games are
+/// 404 before any credential or scope is judged, so every game-scoped endpoint answers alike.
+pub async fn authorized_game(
+    state: &HttpState,
+    principal: &Principal,
+    slug: &str,
+    rule: AccessRule,
+) -> Result<Game, ApiError> {
+    let game = require_game(state, slug).await?;
+    principal.authorize(rule, Some(&game.slug))?;
+    Ok(game)
 }
 
 #[derive(Debug, Serialize, ToSchema)]

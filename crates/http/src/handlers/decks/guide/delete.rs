@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Delete the deck's strategy guide (owner only).
@@ -24,11 +24,13 @@ pub async fn delete_guide(
     path: web::Path<(String, Uuid)>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
         AccessRule::Authenticated(Scope::DecksWrite),
-        Some(&game.slug),
-    )?;
+    )
+    .await?;
     state
         .services
         .decks

@@ -9,7 +9,7 @@ use super::GuideDto;
 use crate::auth::Caller;
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -42,11 +42,13 @@ pub async fn put_guide(
     Body(body): Body<GuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
         AccessRule::Authenticated(Scope::DecksWrite),
-        Some(&game.slug),
-    )?;
+    )
+    .await?;
     let input = GuideInput {
         content_type: body.content_type,
         content: body.content,

@@ -6,7 +6,7 @@ use uuid::Uuid;
 use super::GuideDto;
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// The deck's strategy guide, or JSON `null` when it has none. A premium guide is cut to a
@@ -25,8 +25,13 @@ pub async fn read_guide(
     path: web::Path<(String, Uuid)>,
 ) -> Result<HttpResponse, ApiError> {
     let (game, id) = path.into_inner();
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let guide = state
         .services
         .decks
