@@ -78,7 +78,21 @@ async fn the_openapi_document_lists_the_operations() {
         "{}",
         body["openapi"]
     );
-    for path in ["/api/public/v1/_probe/public", "/api/public/v1/_probe/user"] {
-        assert!(body["paths"][path]["get"].is_object(), "{path} missing");
+    let operations = [
+        ("get", "/api/public/v1/_probe/public"),
+        ("get", "/api/public/v1/_probe/user"),
+        ("get", "/api/public/v1/games/{game}/decks"),
+        ("post", "/api/public/v1/games/{game}/decks"),
+        ("get", "/api/public/v1/games/{game}/decks/{id}"),
+        ("patch", "/api/public/v1/games/{game}/decks/{id}"),
+        ("get", "/api/public/v1/games/{game}/decks/{id}/versions"),
+        ("post", "/api/public/v1/games/{game}/decks/{id}/rollback"),
+        ("post", "/api/public/v1/games/{game}/decks/{id}/views"),
+        ("get", "/api/public/v1/games/{game}/decks/{id}/guide"),
+        ("put", "/api/public/v1/games/{game}/decks/{id}/guide"),
+        ("delete", "/api/public/v1/games/{game}/decks/{id}/guide"),
+    ];
+    for (method, path) in operations {
+        assert!(body["paths"][path][method].is_object(), "{method} {path} missing");
     }
 }
