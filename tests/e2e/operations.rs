@@ -93,6 +93,9 @@ async fn the_openapi_document_lists_the_operations() {
         ("delete", "/api/public/v1/games/{game}/decks/{id}/guide"),
     ];
     for (method, path) in operations {
-        assert!(body["paths"][path][method].is_object(), "{method} {path} missing");
+        assert!(
+            body["paths"][path][method].is_object(),
+            "{method} {path} missing"
+        );
     }
 }

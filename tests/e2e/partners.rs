@@ -534,3 +534,40 @@ async fn admin_sign_prints_a_ready_request() {
             .starts_with("curl -sS -X POST")
     );
 }
+
+#[tokio::test]
+async fn a_partner_whose_owner_is_deactivated_stops_working_alone() {
+    let app = TestApp::memory().await;
+    app.user_with_token("founder", "decks:read").await;
+    app.admin(&[
+        "partner",
+        "create",
+        "--slug",
+        "orphan",
+        "--owner",
+        "founder",
+        "--scopes",
+        "decks:read",
+        "--game-scopes",
+        "*",
+    ])
+    .await
+    .unwrap();
+    let key = app
+        .admin(&["api-key", "create", "--partner", "orphan"])
+        .await
+        .unwrap();
+    let key = key["key"].as_str().unwrap().to_owned();
+    let probe = || {
+        app.client
+            .get(app.api("/_probe/partner"))
+            .header("x-api-key", &key)
+    };
+    assert_eq!(send(probe()).await.0, StatusCode::OK);
+    app.admin(&["user", "deactivate", "--user", "founder"])
+        .await
+        .unwrap();
+    let (status, _, body) = send(probe()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
+}

@@ -168,7 +168,18 @@ impl IdentityService {
         if key.revoked_at.is_some() || !partner.active {
             return Err(AuthError::Failed);
         }
+        self.ensure_acting_user_active(&partner).await?;
         Ok(Principal::partner(&partner, Lane::PartnerApiKey))
+    }
+
+    /// A partner-only call acts as the partner's `created_by` user (it owns what the call
+    /// creates), so it stops working when that user is deactivated, as the user's own
+    /// credentials do.
+    async fn ensure_acting_user_active(&self, partner: &Partner) -> Result<(), AuthError> {
+        match self.users.find_by_id(partner.created_by).await? {
+            Some(user) if user.active => Ok(()),
+            _ => Err(AuthError::Failed),
+        }
     }
 
     /// The signature lane, alone or with a PAT. The checks run cheapest first, and the
@@ -217,7 +228,10 @@ impl IdentityService {
             return Err(AuthError::Failed);
         }
         let principal = match pat {
-            None => Principal::partner(&partner, Lane::PartnerSignature),
+            None => {
+                self.ensure_acting_user_active(&partner).await?;
+                Principal::partner(&partner, Lane::PartnerSignature)
+            }
             Some(token) => {
                 let (pat, user) = self.authenticate_pat(token).await?;
                 Principal::partner_with_user(&partner, &user, &pat.scopes)
@@ -284,22 +298,40 @@ mod tests {
     struct Setup {
         partners: MockPartnerRepository,
         replays: MockSignatureReplayRepository,
+        users: MockUserRepository,
     }
 
+    /// The partner `acme`, active or not, whose `created_by` user is active.
     fn setup(active: bool) -> Setup {
+        setup_with_owner(active, true)
+    }
+
+    fn setup_with_owner(active: bool, owner_active: bool) -> Setup {
         let mut partners = MockPartnerRepository::new();
         partners
             .expect_find_by_slug()
             .returning(move |slug| Ok((slug.as_str() == "acme").then(|| partner(active))));
+        let mut users = MockUserRepository::new();
+        users.expect_find_by_id().returning(move |id| {
+            Ok(Some(crate::identity::User {
+                id,
+                username: crate::identity::Username::parse("owner").unwrap(),
+                active: owner_active,
+                premium: false,
+                password_hash: None,
+                created_at: datetime!(2026-01-01 0:00 UTC),
+            }))
+        });
         Setup {
             partners,
             replays: MockSignatureReplayRepository::new(),
+            users,
         }
     }
 
     fn service(setup: Setup) -> IdentityService {
         let repositories = Repositories {
-            users: Arc::new(MockUserRepository::new()),
+            users: Arc::new(setup.users),
             pats: Arc::new(MockPatRepository::new()),
             partners: Arc::new(setup.partners),
             api_keys: Arc::new(MockApiKeyRepository::new()),
@@ -448,6 +480,16 @@ mod tests {
     }
 
     #[test]
+    fn a_partner_whose_owner_was_deactivated_cannot_act_alone() {
+        let get = facts("GET", b"");
+        let service = service(setup_with_owner(true, false));
+        assert!(matches!(
+            run(&service, &signed(&get, NOW), &get),
+            Err(AuthError::Failed)
+        ));
+    }
+
+    #[test]
     fn a_secret_sealed_under_another_key_is_an_unexpected_error() {
         let mut partners = MockPartnerRepository::new();
         partners.expect_find_by_slug().returning(|_| {
@@ -460,6 +502,7 @@ mod tests {
         let service = service(Setup {
             partners,
             replays: MockSignatureReplayRepository::new(),
+            users: MockUserRepository::new(),
         });
         let get = facts("GET", b"");
         assert!(matches!(
