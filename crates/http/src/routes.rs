@@ -27,7 +27,8 @@ pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(handlers::decks::update::update_deck)
         .service(handlers::decks::versions::deck_versions)
         .service(handlers::decks::rollback::rollback_deck)
-        .service(handlers::decks::views::register_view);
+        .service(handlers::decks::views::register_view)
+        .service(handlers::decks::export::export_text);
 }
 
 /// Operational routes, outside the public API document.
