@@ -5,6 +5,7 @@
 
 mod catalog;
 mod decks;
+mod export;
 mod operations;
 mod partners;
 mod probes;

@@ -86,6 +86,7 @@ pub struct ExportKey {
 
 /// Where renders of stored decks are kept between requests. An adapter owns it (bounded, with
 /// a time to live); a miss is always safe, since the render is recomputed.
+#[cfg_attr(feature = "mock", mockall::automock)]
 pub trait ExportCache: Send + Sync {
     fn get(&self, key: &ExportKey) -> Option<Arc<str>>;
     fn insert(&self, key: ExportKey, text: Arc<str>);
@@ -501,6 +502,89 @@ mod tests {
             created_at: OffsetDateTime::UNIX_EPOCH,
             updated_at: OffsetDateTime::UNIX_EPOCH,
         }
+    }
+
+    fn service(stored: Deck) -> ExportService {
+        use crate::catalog::ports::MockCatalogRepository;
+        use crate::decks::DeckPolicy;
+        use crate::decks::ports::MockDeckRepository;
+        use crate::ports::{MockClock, MockIdGenerator, MockRandom, SystemPorts};
+
+        let mut decks = MockDeckRepository::new();
+        decks
+            .expect_find()
+            .returning(move |_| Ok(Some(stored.clone())));
+        let catalog = CatalogService::new(std::sync::Arc::new(MockCatalogRepository::new()));
+        let system = SystemPorts {
+            clock: std::sync::Arc::new(MockClock::new()),
+            ids: std::sync::Arc::new(MockIdGenerator::new()),
+            random: std::sync::Arc::new(MockRandom::new()),
+        };
+        let decks = DeckService::new(
+            std::sync::Arc::new(decks),
+            catalog.clone(),
+            system,
+            DeckPolicy::default(),
+            [0; 32],
+        );
+        ExportService::new(decks, catalog)
+    }
+
+    fn export_deck(
+        service: &ExportService,
+        cache: &MockExportCache,
+    ) -> Result<Arc<str>, DeckError> {
+        futures_executor::block_on(service.deck(
+            &Principal::anonymous(),
+            &mtg(),
+            DeckId(uuid::Uuid::nil()),
+            cache,
+        ))
+    }
+
+    #[test]
+    fn a_hidden_deck_is_refused_before_the_cache_is_asked() {
+        let mut hidden = deck(vec![card("mainboard", 1, "Opt", "dom", "60")]);
+        hidden.content.visibility = Visibility::Private;
+        // No expectations: any call to the cache fails the test.
+        let cache = MockExportCache::new();
+        assert!(matches!(
+            export_deck(&service(hidden), &cache),
+            Err(DeckError::NotFound)
+        ));
+    }
+
+    #[test]
+    fn a_visible_deck_is_served_from_the_cache_under_its_key_or_rendered_into_it() {
+        let mut stored = deck(vec![card("mainboard", 1, "Opt", "dom", "60")]);
+        stored.version = 3;
+        let key = ExportKey {
+            deck: stored.id,
+            updated_at: stored.updated_at,
+            version: 3,
+        };
+
+        let mut hit = MockExportCache::new();
+        let wanted = key.clone();
+        hit.expect_get()
+            .withf(move |asked| *asked == wanted)
+            .times(1)
+            .returning(|_| Some("cached".into()));
+        assert_eq!(
+            &*export_deck(&service(stored.clone()), &hit).unwrap(),
+            "cached"
+        );
+
+        let mut miss = MockExportCache::new();
+        miss.expect_get().times(1).returning(|_| None);
+        miss.expect_insert()
+            .withf(move |asked, text| *asked == key && &**text == "Deck\n1 Opt (DOM) 60\n")
+            .times(1)
+            .return_const(());
+        assert_eq!(
+            &*export_deck(&service(stored), &miss).unwrap(),
+            "Deck\n1 Opt (DOM) 60\n"
+        );
     }
 
     #[test]
