@@ -412,3 +412,25 @@ async fn stored_decks_export_the_same_on_postgres() {
     let (again, _) = export(&app, None, json!({"deck_payload": {"text": text}})).await;
     assert_eq!(again, COMMANDER_DECK_TEXT);
 }
+
+#[tokio::test]
+async fn the_documented_curl_example_answers_as_documented() {
+    let app = TestApp::memory().await;
+    let text = "Deck\n4 island\n3 Lightnig Bolt\n\nSideboard\n1 Siege Wurm *F*";
+    let (status, headers, body) = send_raw(
+        app.client
+            .post(export_url(&app))
+            .header("accept", "text/plain")
+            .json(&json!({"deck_payload": {"text": text}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        headers["x-service-export-warnings"],
+        r#"["line 3: no card named \"Lightnig Bolt\""]"#
+    );
+    assert_eq!(
+        body,
+        "Deck\n4 Island (GRN) 261\n3 Lightnig Bolt\n\nSideboard\n1 Siege Wurm (GRN) 144 *F*\n"
+    );
+}

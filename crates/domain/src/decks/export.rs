@@ -293,7 +293,7 @@ fn check_payload(game: &Game, payload: &ExportPayload) -> Result<(), Violations>
 
 /// How one entry fared in the resolution.
 enum Outcome {
-    Resolved(crate::catalog::Printing),
+    Resolved(Box<crate::catalog::Printing>),
     Unresolved(UnresolvedReason),
 }
 
@@ -304,7 +304,7 @@ fn outcomes(resolution: Resolution, count: usize) -> Vec<Outcome> {
         .collect();
     for resolved in resolution.resolved {
         if let Some(slot) = outcomes.get_mut(resolved.index) {
-            *slot = Outcome::Resolved(resolved.printing);
+            *slot = Outcome::Resolved(Box::new(resolved.printing));
         }
     }
     for unresolved in resolution.unresolved {
