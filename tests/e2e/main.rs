@@ -5,6 +5,7 @@
 
 mod catalog;
 mod decks;
+mod export;
 mod guides;
 mod operations;
 mod partners;

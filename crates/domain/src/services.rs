@@ -2,6 +2,7 @@
 
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
+use crate::decks::export::ExportService;
 use crate::identity::IdentityService;
 use crate::ports::{Repositories, SystemPorts};
 use crate::settings::ServiceSettings;
@@ -12,6 +13,7 @@ pub struct Services {
     pub identity: IdentityService,
     pub catalog: CatalogService,
     pub decks: DeckService,
+    pub export: ExportService,
     pub repositories: Repositories,
     pub system: SystemPorts,
     pub settings: ServiceSettings,
@@ -20,15 +22,17 @@ pub struct Services {
 impl Services {
     pub fn new(repositories: Repositories, system: SystemPorts, settings: ServiceSettings) -> Self {
         let catalog = CatalogService::new(repositories.catalog.clone());
+        let decks = DeckService::new(
+            repositories.decks.clone(),
+            catalog.clone(),
+            system.clone(),
+            settings.deck_policy.clone(),
+            settings.visitor_key(),
+        );
         Self {
             identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
-            decks: DeckService::new(
-                repositories.decks.clone(),
-                catalog.clone(),
-                system.clone(),
-                settings.deck_policy.clone(),
-                settings.visitor_key(),
-            ),
+            export: ExportService::new(decks.clone(), catalog.clone()),
+            decks,
             catalog,
             repositories,
             system,

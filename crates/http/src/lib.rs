@@ -9,6 +9,7 @@ pub mod auth;
 pub mod body;
 pub mod client_ip;
 pub mod error;
+pub mod export_cache;
 pub mod handlers;
 pub mod metrics;
 pub mod middleware;

@@ -30,7 +30,8 @@ pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(handlers::decks::views::register_view)
         .service(handlers::decks::guide::read::read_guide)
         .service(handlers::decks::guide::put::put_guide)
-        .service(handlers::decks::guide::delete::delete_guide);
+        .service(handlers::decks::guide::delete::delete_guide)
+        .service(handlers::decks::export::export_text);
 }
 
 /// Operational routes, outside the public API document.

@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 
 use deckhand_domain::Services;
 
+use crate::export_cache::MokaExportCache;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
 use crate::routes::RouteIndex;
@@ -11,6 +12,8 @@ pub struct HttpState {
     pub services: Services,
     pub config: HttpConfig,
     pub metrics: Metrics,
+    /// Renders of stored decks for the text export, per instance (see [`crate::export_cache`]).
+    pub export_cache: MokaExportCache,
     pub(crate) routes: RouteIndex,
     pub(crate) rate_limits: RateLimits,
 }
@@ -54,6 +57,7 @@ impl HttpState {
             services,
             config,
             metrics: Metrics::new()?,
+            export_cache: MokaExportCache::default(),
             routes: RouteIndex::from_openapi(&crate::openapi::document()),
         })
     }

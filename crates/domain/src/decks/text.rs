@@ -461,8 +461,9 @@ fn split_printing(text: &str) -> (&str, Option<(String, String)>) {
     }
 }
 
-/// The line as a quoted string for a warning, cut short when long.
-fn quote(raw: &str) -> String {
+/// The line as a quoted string for a warning, cut short when long. Export warnings quote
+/// names the same way, so one long name cannot make a long header either.
+pub(crate) fn quote(raw: &str) -> String {
     match raw.char_indices().nth(QUOTE_LIMIT) {
         Some((cut, _)) => format!("{:?}", format!("{}…", &raw[..cut])),
         None => format!("{raw:?}"),

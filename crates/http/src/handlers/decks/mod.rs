@@ -2,6 +2,7 @@
 
 pub mod create;
 pub mod detail;
+pub mod export;
 pub mod guide;
 pub mod list;
 pub mod rollback;
@@ -297,6 +298,18 @@ macro_rules! identifier_of {
             collector_number: $dto.collector_number,
         }
     };
+}
+
+/// An entry of an export payload takes the same shape as a deck write's.
+impl From<CardLineDto> for CardLineInput {
+    fn from(line: CardLineDto) -> Self {
+        Self {
+            section: line.section.clone(),
+            quantity: line.quantity,
+            foil: line.foil,
+            identifier: identifier_of!(line),
+        }
+    }
 }
 
 /// The body of a deck create or PATCH; the same DTO from JSON, form and multipart.
