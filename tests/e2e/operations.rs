@@ -91,6 +91,7 @@ async fn the_openapi_document_lists_the_operations() {
         ("get", "/api/public/v1/games/{game}/decks/{id}/guide"),
         ("put", "/api/public/v1/games/{game}/decks/{id}/guide"),
         ("delete", "/api/public/v1/games/{game}/decks/{id}/guide"),
+        ("post", "/api/public/v1/games/{game}/decks/export/text"),
     ];
     for (method, path) in operations {
         assert!(
