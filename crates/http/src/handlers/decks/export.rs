@@ -11,7 +11,7 @@ use super::CardLineDto;
 use crate::auth::Caller;
 use crate::body::{Body, json_or_text};
 use crate::error::{ApiError, FieldError};
-use crate::handlers::games::require_game;
+use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Carries the warnings of a payload render (contract "Export").
@@ -123,8 +123,13 @@ pub async fn export_text(
     request: HttpRequest,
     Body(body): Body<ExportBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = require_game(&state, &game).await?;
-    principal.authorize(AccessRule::AnonymousOr(Scope::DecksRead), Some(&game.slug))?;
+    let game = authorized_game(
+        &state,
+        &principal,
+        &game,
+        AccessRule::AnonymousOr(Scope::DecksRead),
+    )
+    .await?;
     let export = &state.services.export;
     let (text, warnings) = match body.try_into_request()? {
         Request::Deck(id) => {
