@@ -39,9 +39,17 @@ CREATE UNIQUE INDEX decks_provenance_key ON decks
     (owner_id, source_provider, source_external_id, coalesce(source_external_version, ''))
     WHERE source_external_id IS NOT NULL;
 
--- List orders by date: one index per sort key, archived decks left out as lists do.
-CREATE INDEX decks_list_by_edited ON decks (game, updated_at DESC, id DESC) WHERE NOT is_archived;
-CREATE INDEX decks_list_by_created ON decks (game, created_at DESC, id DESC) WHERE NOT is_archived;
+-- List orders by date: one index per sort key, archived decks left out as lists do. The
+-- columns of the visibility condition (anonymous or signed in) and of the format and flag
+-- filters are included so that those are checked in the index: the list count and the page's id
+-- lookup are index-only scans (docs/benchmarks.md, "Deck list query plans"). Saves change
+-- updated_at, so these entries are rewritten on a save anyway; the width costs no HOT updates.
+CREATE INDEX decks_list_by_edited ON decks (game, updated_at DESC, id DESC)
+    INCLUDE (visibility, owner_id, format_id, has_guide, has_sideboard_guide, legal)
+    WHERE NOT is_archived;
+CREATE INDEX decks_list_by_created ON decks (game, created_at DESC, id DESC)
+    INCLUDE (visibility, owner_id, format_id, has_guide, has_sideboard_guide, legal)
+    WHERE NOT is_archived;
 CREATE INDEX decks_by_owner ON decks (owner_id, updated_at DESC, id DESC);
 CREATE INDEX decks_name_trigram ON decks USING gin (name gin_trgm_ops);
 

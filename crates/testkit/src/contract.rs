@@ -1120,6 +1120,14 @@ pub async fn trending_ranks_recent_views_first(repos: &Repositories) -> Outcome 
         names(&repos.decks.list(&query).await?),
         ["old", "fresh", "unseen"]
     );
+    // Pages of a counter sort are slices of that order (PostgreSQL picks a page's ids in a
+    // subquery and sorts its rows again).
+    query.page = PageRequest { page: 2, limit: 1 };
+    let second = repos.decks.list(&query).await?;
+    assert_eq!(
+        (names(&second), second.total),
+        (vec!["fresh".to_owned()], 3)
+    );
     Ok(())
 }
 
