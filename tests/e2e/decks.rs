@@ -810,3 +810,102 @@ async fn concurrent_first_views_by_one_visitor_count_once_on_postgres() {
     .await;
     assert_eq!(detail["views"], 1);
 }
+
+#[tokio::test]
+async fn chosen_featured_cards_replace_the_derived_ones_until_reset_with_null() {
+    let app = TestApp::memory().await;
+    let (_, token) = app.user_with_token("alice", ALL_DECK_SCOPES).await;
+    let mut body = commander_deck();
+    body["featured"] = json!([
+        {"slot": "cover", "name": "Siege Wurm", "foil": true},
+        {"slot": "cover", "name": "Dimir Spybug"},
+        {"slot": "commander", "name": "Chromium, the Mutable"}
+    ]);
+    let record = create(&app, &token, body).await;
+    let url = deck_url(&app, record["id"].as_str().unwrap());
+    let featured = |detail: &Value| -> Vec<(String, String, String, u64, bool)> {
+        detail["featured_cards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|card| {
+                (
+                    card["slotKey"].as_str().unwrap().to_owned(),
+                    card["label"].as_str().unwrap().to_owned(),
+                    card["name"].as_str().unwrap().to_owned(),
+                    card["sortOrder"].as_u64().unwrap(),
+                    card["foil"].as_bool().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (_, _, detail) = send(app.client.get(&url)).await;
+    assert_eq!(
+        featured(&detail),
+        [
+            (
+                "cover:0".to_owned(),
+                "Cover".to_owned(),
+                "Siege Wurm".to_owned(),
+                0,
+                true
+            ),
+            (
+                "cover:1".to_owned(),
+                "Cover".to_owned(),
+                "Dimir Spybug".to_owned(),
+                1,
+                false
+            ),
+            (
+                "commander:0".to_owned(),
+                "Commander".to_owned(),
+                "Chromium, the Mutable".to_owned(),
+                2,
+                false
+            ),
+        ]
+    );
+
+    let (status, _, _) = send(
+        app.client
+            .patch(&url)
+            .bearer_auth(&token)
+            .json(&json!({"featured": null})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, _, detail) = send(app.client.get(&url)).await;
+    assert_eq!(
+        featured(&detail),
+        [(
+            "commander:0".to_owned(),
+            "Commander".to_owned(),
+            "Chromium, the Mutable".to_owned(),
+            0,
+            false
+        )],
+        "back to the commander section's cards"
+    );
+
+    let (status, _, body) = send(
+        app.client
+            .patch(&url)
+            .bearer_auth(&token)
+            .json(&json!({"featured": [{"slot": "banner", "name": "Island"}]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, _, body) = send(
+        app.client
+            .patch(&url)
+            .bearer_auth(&token)
+            .json(&json!({"featured": [{"slot": "cover", "name": "No Such Card"}]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        assert_envelope(&body, "SERVICE_CARD_RESOLUTION_FAILED")["field"],
+        "featured"
+    );
+}
