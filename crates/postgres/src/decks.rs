@@ -218,30 +218,64 @@ async fn insert_version(
         .map(drop)
 }
 
+/// The columns a deck's content, summary and provenance map to: written whole by both a create
+/// and a save, so the mapping lives here once. `None` writes NULL, which is how a PATCH clears.
+#[derive(Insertable, AsChangeset)]
+#[diesel(table_name = decks, treat_none_as_null = true)]
+struct DeckColumns<'a> {
+    name: &'a str,
+    notes: &'a str,
+    visibility: &'a str,
+    format_id: Option<Uuid>,
+    youtube_url: Option<&'a str>,
+    thumbnail: Option<&'a str>,
+    legal: bool,
+    archetype: Option<&'a str>,
+    cards: Value,
+    featured: Option<Value>,
+    summary: Value,
+    source_provider: &'a str,
+    source_external_id: Option<&'a str>,
+    source_external_version: Option<&'a str>,
+    source_external_url: Option<&'a str>,
+    source_imported_at: Option<OffsetDateTime>,
+}
+
+impl<'a> DeckColumns<'a> {
+    fn new(
+        content: &'a DeckContent,
+        summary: &DeckSummary,
+        provenance: &'a Provenance,
+    ) -> QueryResult<Self> {
+        Ok(Self {
+            name: &content.name,
+            notes: &content.notes,
+            visibility: content.visibility.as_str(),
+            format_id: content.format_id,
+            youtube_url: content.youtube_url.as_deref(),
+            thumbnail: content.thumbnail.as_deref(),
+            legal: content.legal,
+            archetype: content.archetype.as_deref(),
+            cards: json(&content.cards)?,
+            featured: content.featured.as_ref().map(json).transpose()?,
+            summary: json(summary)?,
+            source_provider: &provenance.source_provider,
+            source_external_id: provenance.source_external_id.as_deref(),
+            source_external_version: provenance.source_external_version.as_deref(),
+            source_external_url: provenance.source_external_url.as_deref(),
+            source_imported_at: provenance.source_imported_at,
+        })
+    }
+}
+
 async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResult<()> {
     let content = &deck.content;
-    let provenance = &deck.provenance;
     diesel::insert_into(decks::table)
         .values((
+            DeckColumns::new(content, &deck.summary, &deck.provenance)?,
             decks::id.eq(deck.id.0),
             decks::game.eq(&deck.game),
             decks::owner_id.eq(deck.owner.0),
-            decks::name.eq(&content.name),
-            decks::notes.eq(&content.notes),
-            decks::visibility.eq(content.visibility.as_str()),
-            decks::format_id.eq(content.format_id),
-            decks::youtube_url.eq(&content.youtube_url),
-            decks::thumbnail.eq(&content.thumbnail),
-            decks::legal.eq(content.legal),
-            decks::archetype.eq(&content.archetype),
-            decks::cards.eq(json(&content.cards)?),
-            decks::featured.eq(content.featured.as_ref().map(json).transpose()?),
-            decks::summary.eq(json(&deck.summary)?),
-            decks::source_provider.eq(&provenance.source_provider),
-            decks::source_external_id.eq(&provenance.source_external_id),
-            decks::source_external_version.eq(&provenance.source_external_version),
-            decks::source_external_url.eq(&provenance.source_external_url),
-            decks::source_imported_at.eq(provenance.source_imported_at),
             decks::version.eq(1),
             decks::created_at.eq(deck.created_at),
             decks::updated_at.eq(deck.created_at),
@@ -275,26 +309,10 @@ async fn write_revision(
     revision: &Revision,
 ) -> QueryResult<()> {
     let content = &revision.content;
-    let provenance = &revision.provenance;
     let next = current + 1;
     diesel::update(decks::table.find(id))
         .set((
-            decks::name.eq(&content.name),
-            decks::notes.eq(&content.notes),
-            decks::visibility.eq(content.visibility.as_str()),
-            decks::format_id.eq(content.format_id),
-            decks::youtube_url.eq(&content.youtube_url),
-            decks::thumbnail.eq(&content.thumbnail),
-            decks::legal.eq(content.legal),
-            decks::archetype.eq(&content.archetype),
-            decks::cards.eq(json(&content.cards)?),
-            decks::featured.eq(content.featured.as_ref().map(json).transpose()?),
-            decks::summary.eq(json(&revision.summary)?),
-            decks::source_provider.eq(&provenance.source_provider),
-            decks::source_external_id.eq(&provenance.source_external_id),
-            decks::source_external_version.eq(&provenance.source_external_version),
-            decks::source_external_url.eq(&provenance.source_external_url),
-            decks::source_imported_at.eq(provenance.source_imported_at),
+            DeckColumns::new(content, &revision.summary, &revision.provenance)?,
             decks::is_archived.eq(revision.is_archived),
             decks::version.eq(next),
             decks::updated_at.eq(revision.at),

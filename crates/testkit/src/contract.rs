@@ -82,6 +82,7 @@ macro_rules! repository_contract_suite {
             decks_round_trip_and_start_at_version_one,
             a_duplicate_provenance_is_refused_per_owner,
             revisions_bump_the_version_and_append_history,
+            a_revision_clears_nullable_fields,
             a_refused_revision_changes_nothing,
             revising_a_missing_deck_is_not_found,
             lists_show_public_and_own_decks_never_archived_ones,
@@ -800,6 +801,53 @@ pub async fn revisions_bump_the_version_and_append_history(repos: &Repositories)
     let second = repos.decks.version(new.id, 2).await?.context("version 2")?;
     assert_eq!(second.content.name, "Second");
     assert!(repos.decks.version(new.id, 4).await?.is_none());
+    Ok(())
+}
+
+pub async fn a_revision_clears_nullable_fields(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let mut new = deck(&alice, "Full");
+    new.content.youtube_url = Some("https://youtu.be/v".into());
+    new.content.thumbnail = Some("thumb.png".into());
+    new.content.archetype = Some("Aggro".into());
+    new.provenance.source_external_id = Some("ext".into());
+    new.provenance.source_imported_at = Some(now());
+    repos.decks.insert(&new).await?;
+    let clear: Reviser = Box::new(|deck: &Deck| {
+        let mut content = deck.content.clone();
+        content.youtube_url = None;
+        content.thumbnail = None;
+        content.archetype = None;
+        let mut provenance = deck.provenance.clone();
+        provenance.source_external_id = None;
+        provenance.source_imported_at = None;
+        Ok(Revision {
+            content,
+            summary: deck.summary.clone(),
+            provenance,
+            is_archived: deck.is_archived,
+            history_type: HistoryType::Update,
+            at: deck.updated_at,
+        })
+    });
+    repos.decks.revise(new.id, clear).await?;
+    let found = repos.decks.find(new.id).await?.context("the deck")?;
+    assert_eq!(
+        (
+            found.content.youtube_url,
+            found.content.thumbnail,
+            found.content.archetype
+        ),
+        (None, None, None)
+    );
+    assert_eq!(
+        (
+            found.provenance.source_external_id,
+            found.provenance.source_imported_at
+        ),
+        (None, None)
+    );
     Ok(())
 }
 
