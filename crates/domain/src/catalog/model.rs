@@ -63,26 +63,17 @@ pub fn name_key(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
-/// A card identifier as a partner sends it (public spec 2.10). Every field is optional; absent
-/// fields stay absent when the identifier is echoed back as `input`.
-#[derive(Default, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A card identifier as a partner sends it (public spec 2.10; the wire form is the HTTP
+/// adapter's). Every field is optional; absent fields stay absent when echoed back as `input`.
+#[derive(Default, Clone, Debug, PartialEq, Eq)]
 pub struct CardIdentifier {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_a_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_b_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub catalog_c_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "cardId")]
     pub card_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none", rename = "variantId")]
     pub variant_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collector_number: Option<String>,
 }
 
