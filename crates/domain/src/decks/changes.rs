@@ -5,21 +5,8 @@ use std::collections::BTreeSet;
 use crate::catalog::CardIdentifier;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
+use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity};
 use super::model::{FeaturedSlot, Visibility};
-
-/// At most this many card lines per deck write.
-pub const MAX_CARD_LINES: usize = 500;
-/// A line's quantity, and a merged line's total, stay within this.
-pub const MAX_QUANTITY: u32 = 999;
-
-/// A card line as a client sends it, before resolution.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardLineInput {
-    pub section: String,
-    pub quantity: u32,
-    pub foil: bool,
-    pub identifier: CardIdentifier,
-}
 
 /// A featured card as a client sends it, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -217,13 +204,10 @@ impl DeckChanges {
                 ));
             }
             for (index, line) in cards.iter().enumerate() {
-                if !(1..=MAX_QUANTITY).contains(&line.quantity) {
-                    v.push(FieldViolation::new(
-                        format!("cards[{index}].quantity"),
-                        "range",
-                        format!("must be 1 to {MAX_QUANTITY}"),
-                    ));
-                }
+                v.check(check_quantity(
+                    format!("cards[{index}].quantity"),
+                    line.quantity,
+                ));
             }
         }
         let is_empty_patch = !creating && *self == DeckChanges::default();

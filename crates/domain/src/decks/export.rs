@@ -11,7 +11,7 @@ use crate::catalog::{CardIdentifier, CatalogService, Game, Resolution, Unresolve
 use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
-use super::changes::{CardLineInput, MAX_CARD_LINES, MAX_QUANTITY};
+use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity, check_section};
 use super::model::{Deck, DeckId};
 use super::service::{DeckError, DeckService};
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
@@ -271,21 +271,13 @@ fn check_payload(game: &Game, payload: &ExportPayload) -> Result<(), Violations>
             ));
         }
         for (index, card) in cards.iter().enumerate() {
-            if game.section(&card.section).is_none() {
-                let known: Vec<&str> = game.sections.iter().map(|s| s.key.as_str()).collect();
-                v.push(FieldViolation::new(
-                    format!("deck_payload.cards[{index}].section"),
-                    "unknown",
-                    format!("must be one of {}", known.join(", ")),
-                ));
-            }
-            if !(1..=MAX_QUANTITY).contains(&card.quantity) {
-                v.push(FieldViolation::new(
-                    format!("deck_payload.cards[{index}].quantity"),
-                    "range",
-                    format!("must be 1 to {MAX_QUANTITY}"),
-                ));
-            }
+            let field = format!("deck_payload.cards[{index}]");
+            v.check(check_section(
+                game,
+                format!("{field}.section"),
+                &card.section,
+            ));
+            v.check(check_quantity(format!("{field}.quantity"), card.quantity));
         }
     }
     v.into_result(())

@@ -9,9 +9,8 @@ use crate::identity::{Principal, UserId};
 use crate::ports::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
-use super::changes::{
-    CardLineInput, CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput, MAX_QUANTITY,
-};
+use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
+use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion, FeaturedCard,
@@ -420,18 +419,11 @@ impl DeckService {
     ) -> Result<Vec<DeckCard>, DeckError> {
         let mut violations = Violations::default();
         for (index, line) in lines.iter().enumerate() {
-            if game.section(&line.section).is_none() {
-                let known: Vec<&str> = game
-                    .sections
-                    .iter()
-                    .map(|section| section.key.as_str())
-                    .collect();
-                violations.push(FieldViolation::new(
-                    format!("cards[{index}].section"),
-                    "unknown",
-                    format!("must be one of {}", known.join(", ")),
-                ));
-            }
+            violations.check(check_section(
+                game,
+                format!("cards[{index}].section"),
+                &line.section,
+            ));
         }
         violations.into_result(())?;
         let identifiers: Vec<_> = lines.iter().map(|line| line.identifier.clone()).collect();
@@ -454,10 +446,16 @@ impl DeckService {
                 }),
             }
         }
-        if let Some(card) = merged.iter().find(|card| card.quantity > MAX_QUANTITY) {
+        if let Some(card) = merged
+            .iter()
+            .find(|card| !QUANTITY_RANGE.contains(&card.quantity))
+        {
             let message = format!(
-                "{} copies of {} in {} exceed {MAX_QUANTITY}",
-                card.quantity, card.card.name, card.section
+                "{} copies of {} in {} exceed {}",
+                card.quantity,
+                card.card.name,
+                card.section,
+                QUANTITY_RANGE.end()
             );
             return Err(Violations(vec![FieldViolation::new("cards", "range", message)]).into());
         }

@@ -300,7 +300,7 @@ macro_rules! identifier_of {
     };
 }
 
-/// An entry of an export payload takes the same shape as a deck write's.
+/// The one conversion of a card line: deck writes and export payloads take the same shape.
 impl From<CardLineDto> for CardLineInput {
     fn from(line: CardLineDto) -> Self {
         Self {
@@ -308,6 +308,16 @@ impl From<CardLineDto> for CardLineInput {
             quantity: line.quantity,
             foil: line.foil,
             identifier: identifier_of!(line),
+        }
+    }
+}
+
+impl From<FeaturedDto> for FeaturedInput {
+    fn from(choice: FeaturedDto) -> Self {
+        Self {
+            slot: choice.slot,
+            foil: choice.foil,
+            identifier: identifier_of!(choice),
         }
     }
 }
@@ -374,28 +384,11 @@ impl From<DeckBody> for DeckChanges {
             source_external_id: body.source_external_id,
             source_external_version: body.source_external_version,
             source_external_url: body.source_external_url,
-            cards: body.cards.map(|lines| {
-                lines
-                    .into_iter()
-                    .map(|line| CardLineInput {
-                        section: line.section.clone(),
-                        quantity: line.quantity,
-                        foil: line.foil,
-                        identifier: identifier_of!(line),
-                    })
-                    .collect()
-            }),
+            cards: body
+                .cards
+                .map(|lines| lines.into_iter().map(CardLineInput::from).collect()),
             featured: body.featured.map(|choices| {
-                choices.map(|choices| {
-                    choices
-                        .into_iter()
-                        .map(|choice| FeaturedInput {
-                            slot: choice.slot,
-                            foil: choice.foil,
-                            identifier: identifier_of!(choice),
-                        })
-                        .collect()
-                })
+                choices.map(|choices| choices.into_iter().map(FeaturedInput::from).collect())
             }),
             is_archived: body.is_archived,
         }
