@@ -1,4 +1,4 @@
-//! Export of decks as deck-list text (public spec 4.4, contract "Export"): a stored deck the
+//! Export of decks as deck-list text (the contract's "Export"): a stored deck the
 //! caller may see, or an inline payload of card entries or pasted text resolved against the
 //! catalog. The text format itself lives in [`super::text`]; this module decides what goes into
 //! it and which warnings a payload earns. User-facing rules: `docs/deck-text-format.md`.

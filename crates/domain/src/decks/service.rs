@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::Patch;
 use crate::catalog::{CatalogService, Game, Printing, Unresolved};
 use crate::identity::{Principal, UserId};
 use crate::ports::SystemPorts;
@@ -130,13 +131,13 @@ impl DeckService {
             name: checked.name.clone().unwrap_or_default(),
             notes: checked.notes.clone().unwrap_or_default(),
             visibility: checked.visibility.unwrap_or(Visibility::Private),
-            format_id: checked.format.flatten(),
-            youtube_url: checked.youtube_url.clone().flatten(),
-            thumbnail: checked.thumbnail.clone().flatten(),
+            format_id: checked.format.clone().into_value(),
+            youtube_url: checked.youtube_url.clone().into_value(),
+            thumbnail: checked.thumbnail.clone().into_value(),
             legal: checked.legal.unwrap_or(false),
-            archetype: checked.archetype.clone().flatten(),
+            archetype: checked.archetype.clone().into_value(),
             cards: cards.unwrap_or_default(),
-            featured: featured.flatten(),
+            featured: featured.into_value(),
         };
         let new = NewDeck {
             id: DeckId(self.system.ids.new_id()),
@@ -381,7 +382,7 @@ impl DeckService {
     }
 
     async fn check_format(&self, game: &Game, checked: &CheckedChanges) -> Result<(), DeckError> {
-        if let Some(Some(format_id)) = checked.format {
+        if let Patch::Set(format_id) = checked.format {
             let format = self.catalog.format(game, &format_id.to_string()).await?;
             if format.is_none() {
                 let message = format!("{} has no format {format_id}", game.slug);
@@ -399,15 +400,15 @@ impl DeckService {
         &self,
         game: &Game,
         changes: &DeckChanges,
-    ) -> Result<(Option<Vec<DeckCard>>, Option<Option<Vec<FeaturedChoice>>>), DeckError> {
+    ) -> Result<(Option<Vec<DeckCard>>, Patch<Vec<FeaturedChoice>>), DeckError> {
         let cards = match &changes.cards {
             Some(lines) => Some(self.resolve_lines(game, lines).await?),
             None => None,
         };
         let featured = match &changes.featured {
-            Some(Some(choices)) => Some(Some(self.resolve_featured(game, choices).await?)),
-            Some(None) => Some(None),
-            None => None,
+            Patch::Set(choices) => Patch::Set(self.resolve_featured(game, choices).await?),
+            Patch::Clear => Patch::Clear,
+            Patch::Keep => Patch::Keep,
         };
         Ok((cards, featured))
     }
@@ -525,7 +526,7 @@ fn apply_content(
     content: &mut DeckContent,
     checked: &CheckedChanges,
     cards: Option<Vec<DeckCard>>,
-    featured: Option<Option<Vec<FeaturedChoice>>>,
+    featured: Patch<Vec<FeaturedChoice>>,
 ) {
     if let Some(name) = &checked.name {
         content.name = name.clone();
@@ -536,27 +537,17 @@ fn apply_content(
     if let Some(visibility) = checked.visibility {
         content.visibility = visibility;
     }
-    if let Some(format) = checked.format {
-        content.format_id = format;
-    }
-    if let Some(youtube_url) = &checked.youtube_url {
-        content.youtube_url = youtube_url.clone();
-    }
-    if let Some(thumbnail) = &checked.thumbnail {
-        content.thumbnail = thumbnail.clone();
-    }
+    checked.format.apply_to(&mut content.format_id);
+    checked.youtube_url.apply_to(&mut content.youtube_url);
+    checked.thumbnail.apply_to(&mut content.thumbnail);
     if let Some(legal) = checked.legal {
         content.legal = legal;
     }
-    if let Some(archetype) = &checked.archetype {
-        content.archetype = archetype.clone();
-    }
+    checked.archetype.apply_to(&mut content.archetype);
     if let Some(cards) = cards {
         content.cards = cards;
     }
-    if let Some(featured) = featured {
-        content.featured = featured;
-    }
+    featured.apply_to(&mut content.featured);
 }
 
 /// The provenance after `checked`; an external id given now stamps the import time.
@@ -568,15 +559,22 @@ fn apply_provenance(
     if let Some(provider) = &checked.source_provider {
         provenance.source_provider = provider.clone();
     }
-    if let Some(version) = &checked.source_external_version {
-        provenance.source_external_version = version.clone();
-    }
-    if let Some(url) = &checked.source_external_url {
-        provenance.source_external_url = url.clone();
-    }
-    if let Some(external_id) = &checked.source_external_id {
-        provenance.source_imported_at = external_id.as_ref().map(|_| now);
-        provenance.source_external_id = external_id.clone();
+    checked
+        .source_external_version
+        .apply_to(&mut provenance.source_external_version);
+    checked
+        .source_external_url
+        .apply_to(&mut provenance.source_external_url);
+    match &checked.source_external_id {
+        Patch::Keep => {}
+        Patch::Clear => {
+            provenance.source_external_id = None;
+            provenance.source_imported_at = None;
+        }
+        Patch::Set(external_id) => {
+            provenance.source_external_id = Some(external_id.clone());
+            provenance.source_imported_at = Some(now);
+        }
     }
     provenance
 }

@@ -1,4 +1,4 @@
-//! Deck endpoints (public spec 4.3): one file per operation; the wire shapes live here.
+//! Deck endpoints: one file per operation; the wire shapes live here.
 
 pub mod create;
 pub mod detail;
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderValue};
+use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
     CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedCard, FeaturedInput, FeaturedSlot,
@@ -35,7 +36,7 @@ pub struct AuthorDto {
     username: String,
 }
 
-/// A featured card (public spec 2.4).
+/// A featured card, as lists and the deck detail show it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct FeaturedCardDto {
     slot: String,
@@ -73,7 +74,7 @@ impl From<&FeaturedCard> for FeaturedCardDto {
     }
 }
 
-/// A deck in a list (public spec 2.1); the summary fields only with `include=summary`.
+/// A deck in a list; the summary fields only with `include=summary`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckListItem {
     id: Uuid,
@@ -144,7 +145,7 @@ impl DeckListItem {
     }
 }
 
-/// The deck write record (public spec 2.3): the answer of create, PATCH and rollback.
+/// The deck write record: the answer of create, PATCH and rollback.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckWriteRecord {
     id: Uuid,
@@ -201,7 +202,7 @@ impl From<&Deck> for DeckWriteRecord {
     }
 }
 
-/// One history record (public spec 2.9).
+/// One history record of a deck.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckVersionDto {
     version_number: i32,
@@ -242,7 +243,7 @@ fn nullable<'de, D: Deserializer<'de>>(
     ))
 }
 
-/// A card line of a deck write (contract 4, "Cards on decks").
+/// A card line of a deck write (the contract's "Cards on decks").
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardLineDto {
@@ -375,21 +376,20 @@ impl From<DeckBody> for DeckChanges {
             name: body.name,
             notes: body.notes,
             visibility: body.visibility,
-            format: body.format,
-            youtube_url: body.youtube_url,
-            thumbnail: body.thumbnail,
+            format: body.format.into(),
+            youtube_url: body.youtube_url.into(),
+            thumbnail: body.thumbnail.into(),
             legal: body.legal,
-            archetype: body.archetype,
+            archetype: body.archetype.into(),
             source_provider: body.source_provider,
-            source_external_id: body.source_external_id,
-            source_external_version: body.source_external_version,
-            source_external_url: body.source_external_url,
+            source_external_id: body.source_external_id.into(),
+            source_external_version: body.source_external_version.into(),
+            source_external_url: body.source_external_url.into(),
             cards: body
                 .cards
                 .map(|lines| lines.into_iter().map(CardLineInput::from).collect()),
-            featured: body.featured.map(|choices| {
-                choices.map(|choices| choices.into_iter().map(FeaturedInput::from).collect())
-            }),
+            featured: Patch::from(body.featured)
+                .map(|choices| choices.into_iter().map(FeaturedInput::from).collect()),
             is_archived: body.is_archived,
         }
     }

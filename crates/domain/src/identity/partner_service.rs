@@ -1,5 +1,6 @@
-//! Partners: creating them and their API keys, disabling them, and the two partner lanes
-//! (signed requests and API keys).
+//! The partner use cases of [`IdentityService`]: creating partners and their API keys,
+//! disabling them, and the two partner lanes (signed requests and API keys). The partner model
+//! is in `partner.rs`.
 
 use anyhow::Context as _;
 use deckhand_auth::{CanonicalRequest, SignatureHeader, TokenHash, TokenKind, mint_token};
