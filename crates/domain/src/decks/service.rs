@@ -656,3 +656,6 @@ fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
