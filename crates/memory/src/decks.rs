@@ -133,6 +133,7 @@ pub(crate) struct MemoryDecks(pub(crate) Store);
 
 #[async_trait]
 impl DeckRepository for MemoryDecks {
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %new.id))]
     async fn insert(&self, new: &NewDeck) -> Result<Deck, InsertDeckError> {
         let mut state = self.0.lock();
         let username = state
@@ -185,6 +186,7 @@ impl DeckRepository for MemoryDecks {
         Ok(deck)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>> {
         let state = self.0.lock();
         state
@@ -195,6 +197,7 @@ impl DeckRepository for MemoryDecks {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
         let mut state = self.0.lock();
         let current = match state.decks.decks.get(&id) {
@@ -232,6 +235,7 @@ impl DeckRepository for MemoryDecks {
         Ok(saved)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
         let state = self.0.lock();
         Ok(state
@@ -242,6 +246,7 @@ impl DeckRepository for MemoryDecks {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
         let state = self.0.lock();
         Ok(state.decks.decks.get(&id).and_then(|stored| {
@@ -253,6 +258,7 @@ impl DeckRepository for MemoryDecks {
         }))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
         let state = self.0.lock();
         let mut found: Vec<&Stored> = state
@@ -275,6 +281,7 @@ impl DeckRepository for MemoryDecks {
         Ok(Page::with_capped_total(items, counted))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn count_view(
         &self,
         id: DeckId,
@@ -302,6 +309,7 @@ impl DeckRepository for MemoryDecks {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
         let mut state = self.0.lock();
         let views = &mut state.decks.views;
@@ -310,10 +318,12 @@ impl DeckRepository for MemoryDecks {
         Ok((count - views.len()) as u64)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
         Ok(self.0.lock().decks.guides.get(&deck).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %guide.deck_id))]
     async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
@@ -337,6 +347,7 @@ impl DeckRepository for MemoryDecks {
         Ok((kept, created))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
     async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;

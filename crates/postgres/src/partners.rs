@@ -155,6 +155,7 @@ async fn find_partner(
 
 #[async_trait]
 impl PartnerRepository for PgPartnerRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(partners::table)
@@ -165,6 +166,7 @@ impl PartnerRepository for PgPartnerRepository {
             .map_err(error::insert_partner)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         let mut conn = checkout(&self.pool).await?;
         find_partner(&mut conn, slug)
@@ -175,6 +177,7 @@ impl PartnerRepository for PgPartnerRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn set_active(
         &self,
         slug: &PartnerSlug,
@@ -200,6 +203,7 @@ pub(crate) struct PgApiKeyRepository {
 
 #[async_trait]
 impl ApiKeyRepository for PgApiKeyRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, key: &ApiKey) -> Result<(), InsertApiKeyError> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(keys::table)
@@ -210,6 +214,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .map_err(error::insert_api_key)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(&self, hash: &TokenHash) -> anyhow::Result<Option<(ApiKey, Partner)>> {
         let mut conn = checkout(&self.pool).await?;
         let found: Option<(ApiKeyRow, PartnerRow)> = keys::table
@@ -226,6 +231,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>> {
         let mut conn = checkout(&self.pool).await?;
         // COALESCE in the statement keeps a first revocation time without a read first.
@@ -262,6 +268,7 @@ struct Recorded {
 
 #[async_trait]
 impl SignatureReplayRepository for PgSignatureReplayRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_signature_once(
         &self,
         partner: &PartnerSlug,

@@ -115,11 +115,13 @@ pub(crate) struct PgPatRepository {
 
 #[async_trait]
 impl PatRepository for PgPatRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, pat: &PersonalAccessToken) -> Result<(), InsertPatError> {
         let mut conn = checkout(&self.pool).await?;
         insert_pat(&mut conn, pat).await.map_err(error::insert_pat)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(
         &self,
         hash: &TokenHash,

@@ -130,6 +130,7 @@ impl ExportService {
     /// The text of a stored deck the caller may see. Visibility is decided on the deck as it is
     /// now, before the cache is consulted, so a cached render never reaches a caller who may not
     /// see the deck.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn deck(
         &self,
         principal: &Principal,
@@ -153,6 +154,7 @@ impl ExportService {
 
     /// The text of an inline payload, resolved against the catalog in one call. Never cached:
     /// the payload is its own key and is rarely sent twice.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn payload(
         &self,
         game: &Game,

@@ -116,6 +116,7 @@ impl DeckService {
     }
 
     /// Creates a deck owned by the caller (a partner-only caller: its `created_by` user).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn create(
         &self,
         principal: &Principal,
@@ -155,6 +156,7 @@ impl DeckService {
     }
 
     /// A deck of `game` the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn get(
         &self,
         principal: &Principal,
@@ -167,6 +169,7 @@ impl DeckService {
     }
 
     /// Applies a PATCH: owner only, one version and one history record per save.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn update(
         &self,
         principal: &Principal,
@@ -198,6 +201,7 @@ impl DeckService {
     }
 
     /// The history, oldest first, of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn versions(
         &self,
         principal: &Principal,
@@ -209,6 +213,7 @@ impl DeckService {
     }
 
     /// Restores the content of version `number` as a new version (forward-saving).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, version = number))]
     pub async fn rollback(
         &self,
         principal: &Principal,
@@ -243,6 +248,7 @@ impl DeckService {
     }
 
     /// A page of the decks of `game` the caller may see; archived decks are left out.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn list(
         &self,
         principal: &Principal,
@@ -262,6 +268,7 @@ impl DeckService {
     }
 
     /// Registers a view of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn register_view(
         &self,
         principal: &Principal,
@@ -289,6 +296,7 @@ impl DeckService {
 
     /// The deck's strategy guide as the caller may read it: whole for the owner and premium
     /// users, a preview of a premium guide for everyone else; `None` when it has none.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn guide(
         &self,
         principal: &Principal,
@@ -303,6 +311,7 @@ impl DeckService {
     }
 
     /// Creates or replaces the deck's guide (owner only); true when it is new.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn put_guide(
         &self,
         principal: &Principal,
@@ -326,6 +335,7 @@ impl DeckService {
     }
 
     /// Deletes the deck's guide (owner only); `NotFound` when there is none.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn delete_guide(
         &self,
         principal: &Principal,
@@ -367,6 +377,7 @@ impl DeckService {
     }
 
     /// Removes view records that can no longer dedupe anything.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn prune_views(&self) -> anyhow::Result<u64> {
         let before = self.system.clock.now() - self.policy.pageview_window;
         self.decks.prune_views(before).await
@@ -396,6 +407,7 @@ impl DeckService {
 
     /// Resolves the card lines and featured cards that `changes` sets.
     #[allow(clippy::type_complexity)]
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     async fn resolve(
         &self,
         game: &Game,
