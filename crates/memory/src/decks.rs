@@ -10,8 +10,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Author, Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, HistoryType,
-    Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, Page, Provenance,
+    RESULT_WINDOW, SortOrder, Visibility,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
@@ -149,32 +149,8 @@ impl DeckRepository for MemoryDecks {
         if state.decks.decks.contains_key(&new.id) {
             return Err(anyhow::anyhow!("deck {} already exists", new.id).into());
         }
-        let deck = Deck {
-            id: new.id,
-            game: new.game.clone(),
-            author: Author {
-                id: new.owner,
-                username,
-            },
-            content: new.content.clone(),
-            summary: new.summary.clone(),
-            provenance: new.provenance.clone(),
-            is_archived: false,
-            version: 1,
-            pageviews: 0,
-            likes: 0,
-            has_guide: false,
-            has_sideboard_guide: false,
-            created_at: new.created_at,
-            updated_at: new.created_at,
-        };
-        let first = DeckVersion {
-            version_number: 1,
-            history_type: HistoryType::Create,
-            content: new.content.clone(),
-            summary: new.summary.clone(),
-            edited_at: new.created_at,
-        };
+        let deck = new.as_inserted(username);
+        let first = new.first_version();
         state.decks.decks.insert(
             new.id,
             Stored {

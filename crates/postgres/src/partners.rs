@@ -7,9 +7,7 @@ use deckhand_domain::identity::ports::{
     ApiKeyRepository, InsertApiKeyError, InsertPartnerError, PartnerRepository,
     SignatureReplayRepository,
 };
-use deckhand_domain::identity::{
-    ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, Scope, Scopes, Tier, UserId,
-};
+use deckhand_domain::identity::{ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, Tier, UserId};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Bytea, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -19,6 +17,7 @@ use uuid::Uuid;
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{partner_api_keys as keys, partners};
+use crate::scopes::stored_scopes;
 
 /// How many expired replay records each insert deletes: more than one, so the table shrinks
 /// back after a burst, and few enough that the insert stays cheap.
@@ -41,19 +40,7 @@ impl PartnerRow {
     fn into_domain(self) -> anyhow::Result<Partner> {
         let slug = PartnerSlug::parse(&self.slug)
             .with_context(|| format!("partner {:?} has an invalid stored slug", self.slug))?;
-        let scopes = self
-            .scopes
-            .iter()
-            .filter_map(|name| match Scope::parse(name) {
-                Ok(scope) => Some(scope),
-                // As for tokens: a scope this release does not know is dropped, which leaves
-                // the partner less powerful, never more.
-                Err(unknown) => {
-                    tracing::warn!(partner = %slug, %unknown, "ignoring a stored scope");
-                    None
-                }
-            })
-            .collect::<Scopes>();
+        let scopes = stored_scopes(&self.scopes, format_args!("partner {slug}"));
         let game_scopes = GameScopes::parse_list(&self.game_scopes.join(" "))
             .with_context(|| format!("partner {slug} has invalid stored game scopes"))?;
         let tier = Tier::parse(&self.tier)

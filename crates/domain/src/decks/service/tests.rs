@@ -173,27 +173,9 @@ fn bob() -> Principal {
     user(BOB, false)
 }
 
-/// A deck as the store would answer `insert`: counters zero, version 1.
+/// A deck as the store would answer `insert`.
 fn stored(new: &NewDeck) -> Deck {
-    Deck {
-        id: new.id,
-        game: new.game.clone(),
-        author: Author {
-            id: new.owner,
-            username: Username::parse("alice").unwrap(),
-        },
-        content: new.content.clone(),
-        summary: new.summary.clone(),
-        provenance: new.provenance.clone(),
-        is_archived: false,
-        version: 1,
-        pageviews: 0,
-        likes: 0,
-        has_guide: false,
-        has_sideboard_guide: false,
-        created_at: new.created_at,
-        updated_at: new.created_at,
-    }
+    new.as_inserted(Username::parse("alice").unwrap())
 }
 
 /// Alice's public deck at version 3, imported from moxfield.
