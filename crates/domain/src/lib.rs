@@ -12,6 +12,7 @@ pub mod identity;
 pub mod ports;
 pub mod services;
 pub mod settings;
+pub mod sideboards;
 pub mod time;
 pub mod validation;
 

@@ -386,8 +386,8 @@ impl GuideRow {
     }
 }
 
-/// One bind parameter of the list query.
-enum Bind {
+/// One bind parameter of a list query (decks and sideboard guides).
+pub(crate) enum Bind {
     Text(String),
     Uuid(Uuid),
     Time(OffsetDateTime),
@@ -397,27 +397,27 @@ enum Bind {
 
 /// The WHERE clause of a list query and its parameters.
 #[derive(Default)]
-struct Conditions {
+pub(crate) struct Conditions {
     clauses: Vec<String>,
     binds: Vec<Bind>,
 }
 
 impl Conditions {
     /// Registers `bind` and returns its placeholder.
-    fn param(&mut self, bind: Bind) -> String {
+    pub(crate) fn param(&mut self, bind: Bind) -> String {
         self.binds.push(bind);
         format!("${}", self.binds.len())
     }
 
-    fn add(&mut self, clause: String) {
+    pub(crate) fn add(&mut self, clause: String) {
         self.clauses.push(clause);
     }
 
-    fn sql(&self) -> String {
+    pub(crate) fn sql(&self) -> String {
         self.clauses.join(" AND ")
     }
 
-    fn apply<'a>(
+    pub(crate) fn apply<'a>(
         &self,
         mut query: BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery>,
     ) -> BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery> {
@@ -435,7 +435,7 @@ impl Conditions {
 }
 
 /// `value` as a LIKE pattern matching it anywhere, its wildcards taken literally.
-fn contains_pattern(value: &str) -> String {
+pub(crate) fn contains_pattern(value: &str) -> String {
     let escaped = value
         .replace('\\', "\\\\")
         .replace('%', "\\%")
@@ -540,9 +540,9 @@ fn page_sql(query: &DeckQuery, where_clause: &str, limit: &str, offset: &str) ->
 }
 
 #[derive(QueryableByName)]
-struct CountRow {
+pub(crate) struct CountRow {
     #[diesel(sql_type = Int8)]
-    matches: i64,
+    pub(crate) matches: i64,
 }
 
 #[derive(QueryableByName)]
