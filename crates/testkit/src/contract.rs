@@ -2025,7 +2025,7 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
         .detail(first.id)
         .await?
         .context("first")?;
-    assert_eq!(detail.matchups, [revised.clone()]);
+    assert_eq!(detail.matchups, std::slice::from_ref(&revised));
     assert_eq!(detail.guide.updated_at, edited_at);
 
     let elsewhere = repos
