@@ -5,7 +5,6 @@ use deckhand_domain::Services;
 use crate::export_cache::MokaExportCache;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
-use crate::routes::RouteIndex;
 
 /// What handlers share: the domain services, adapter settings and the metrics registry.
 pub struct HttpState {
@@ -14,7 +13,6 @@ pub struct HttpState {
     pub metrics: Metrics,
     /// Renders of stored decks for the text export, per instance (see [`crate::export_cache`]).
     pub export_cache: MokaExportCache,
-    pub(crate) routes: RouteIndex,
     pub(crate) rate_limits: RateLimits,
 }
 
@@ -58,7 +56,6 @@ impl HttpState {
             config,
             metrics: Metrics::new()?,
             export_cache: MokaExportCache::default(),
-            routes: RouteIndex::from_openapi(&crate::openapi::document()),
         })
     }
 }

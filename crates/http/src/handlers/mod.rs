@@ -1,7 +1,7 @@
 //! One file per operation: extract, call one service method, map the result.
 
-pub mod cards;
-pub mod decks;
-pub mod games;
-pub mod health;
-pub mod probes;
+pub(crate) mod cards;
+pub(crate) mod decks;
+pub(crate) mod games;
+pub(crate) mod health;
+pub(crate) mod probes;
