@@ -45,7 +45,11 @@ pub struct DeckListQuery {
     sort: Option<String>,
 }
 
-fn instant(field: &str, value: &Option<String>, v: &mut Violations) -> Option<OffsetDateTime> {
+pub(crate) fn instant(
+    field: &str,
+    value: &Option<String>,
+    v: &mut Violations,
+) -> Option<OffsetDateTime> {
     let value = value.as_deref()?;
     v.check(OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
         FieldViolation::new(
@@ -56,7 +60,7 @@ fn instant(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Of
     }))
 }
 
-fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
+pub(crate) fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
     let value = value.as_deref()?;
     v.check(
         Uuid::parse_str(value).map_err(|_| FieldViolation::new(field, "invalid", "must be a UUID")),
@@ -64,7 +68,7 @@ fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid>
 }
 
 /// A page number as the domain counts it: negatives are 0, huge values saturate.
-fn count(value: Option<i64>) -> Option<u32> {
+pub(crate) fn count(value: Option<i64>) -> Option<u32> {
     value.map(|value| u32::try_from(value.max(0)).unwrap_or(u32::MAX))
 }
 
