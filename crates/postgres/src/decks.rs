@@ -417,6 +417,37 @@ impl Conditions {
         self.clauses.join(" AND ")
     }
 
+    /// `column` between the inclusive bounds that are given.
+    pub(crate) fn within(
+        &mut self,
+        column: &str,
+        after: Option<OffsetDateTime>,
+        before: Option<OffsetDateTime>,
+    ) {
+        for (comparison, bound) in [(">=", after), ("<=", before)] {
+            if let Some(bound) = bound {
+                let p = self.param(Bind::Time(bound));
+                self.add(format!("{column} {comparison} {p}"));
+            }
+        }
+    }
+
+    /// `column` holds `needle` anywhere, case-insensitively, its LIKE wildcards taken literally.
+    pub(crate) fn contains(&mut self, column: &str, needle: &Option<String>) {
+        if let Some(needle) = needle {
+            let p = self.param(Bind::Text(contains_pattern(needle)));
+            self.add(format!("{column} ILIKE {p}"));
+        }
+    }
+
+    /// `column` is set (`Some(true)`) or unset (`Some(false)`).
+    pub(crate) fn present(&mut self, column: &str, wanted: Option<bool>) {
+        if let Some(wanted) = wanted {
+            let not = if wanted { "NOT " } else { "" };
+            self.add(format!("{column} IS {not}NULL"));
+        }
+    }
+
     pub(crate) fn apply<'a>(
         &self,
         mut query: BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery>,
@@ -503,11 +534,16 @@ fn list_conditions(query: &DeckQuery) -> Conditions {
     c
 }
 
-fn order_by(sort: DeckSort, order: SortOrder) -> String {
-    let direction = match order {
+/// The SQL keyword of a list's order.
+pub(crate) fn direction(order: SortOrder) -> &'static str {
+    match order {
         SortOrder::Asc => "ASC",
         SortOrder::Desc => "DESC",
-    };
+    }
+}
+
+fn order_by(sort: DeckSort, order: SortOrder) -> String {
+    let direction = direction(order);
     // Ties are broken by id in the same direction, so pages never overlap or skip.
     match sort {
         DeckSort::CreatedAt => format!("d.created_at {direction}, d.id {direction}"),

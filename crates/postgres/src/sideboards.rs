@@ -23,7 +23,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::decks::{Bind, Conditions, CountRow, contains_pattern};
+use crate::decks::{Bind, Conditions, CountRow, contains_pattern, direction};
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
@@ -399,18 +399,8 @@ fn list_conditions(query: &GuideQuery) -> Conditions {
         let p = c.param(Bind::Uuid(author.0));
         c.add(format!("g.owner_id = {p}"));
     }
-    let ranges = [
-        ("g.created_at >=", f.created_after),
-        ("g.created_at <=", f.created_before),
-        ("g.updated_at >=", f.edited_after),
-        ("g.updated_at <=", f.edited_before),
-    ];
-    for (comparison, bound) in ranges {
-        if let Some(bound) = bound {
-            let p = c.param(Bind::Time(bound));
-            c.add(format!("{comparison} {p}"));
-        }
-    }
+    c.within("g.created_at", f.created_after, f.created_before);
+    c.within("g.updated_at", f.edited_after, f.edited_before);
     if let Some(deck) = f.deck {
         let p = c.param(Bind::Uuid(deck.0));
         c.add(format!(
@@ -424,28 +414,14 @@ fn list_conditions(query: &GuideQuery) -> Conditions {
              WHERE m.guide_id = g.id AND m.opponent_archetype ILIKE {p})"
         ));
     }
-    if let Some(format) = &f.format_contains {
-        let p = c.param(Bind::Text(contains_pattern(format)));
-        c.add(format!("g.format ILIKE {p}"));
-    }
-    if let Some(has_video) = f.has_video {
-        c.add(format!(
-            "g.youtube_url IS {}NULL",
-            if has_video { "NOT " } else { "" }
-        ));
-    }
-    if let Some(name) = &f.name_contains {
-        let p = c.param(Bind::Text(contains_pattern(name)));
-        c.add(format!("g.name ILIKE {p}"));
-    }
+    c.contains("g.format", &f.format_contains);
+    c.present("g.youtube_url", f.has_video);
+    c.contains("g.name", &f.name_contains);
     c
 }
 
 fn order_by(sort: GuideSort, order: SortOrder) -> String {
-    let direction = match order {
-        SortOrder::Asc => "ASC",
-        SortOrder::Desc => "DESC",
-    };
+    let direction = direction(order);
     let column = match sort {
         GuideSort::CreatedAt => "g.created_at",
         GuideSort::EditedAt => "g.updated_at",

@@ -1,9 +1,8 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
-use super::{GuideListItem, GuideListQuery};
+use super::{GuideListQuery, page_response};
 use crate::access::{GameAccess, GamePath, ReadSideboards};
 use crate::error::ApiError;
-use crate::pagination::Paginated;
 use crate::state::HttpState;
 
 /// Sideboard guides of a game: public ones plus the caller's own; never archived ones.
@@ -27,22 +26,10 @@ pub async fn list_guides(
     query: web::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let list = query.into_inner().into_request()?;
-    let (asked, with_summary) = (list.page, list.with_summary);
     let page = state
         .services
         .sideboard_guides
-        .list(&principal, &game, list)
+        .list(&principal, &game, list.clone())
         .await?;
-    let data = page
-        .items
-        .iter()
-        .map(|guide| GuideListItem::new(guide, with_summary))
-        .collect();
-    Ok(HttpResponse::Ok().json(Paginated::new(
-        &request,
-        &state.config.public_url,
-        &page,
-        asked,
-        data,
-    )))
+    Ok(page_response(&request, &state, &page, &list))
 }

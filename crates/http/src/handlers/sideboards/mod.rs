@@ -10,7 +10,8 @@ pub(crate) mod matchups;
 pub(crate) mod my;
 pub(crate) mod update;
 
-use deckhand_domain::decks::{DeckId, PageRequest, SortOrder};
+use actix_web::{HttpRequest, HttpResponse};
+use deckhand_domain::decks::{DeckId, Page};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::sideboards::{
     CardOverride, GuideChanges, GuideDetail, GuideFilters, GuideListRequest, GuideSort, Matchup,
@@ -24,7 +25,9 @@ use uuid::Uuid;
 
 use crate::body::json_or_text;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
-use crate::handlers::decks::list::{count, instant, uuid};
+use crate::handlers::decks::list::{instant, uuid};
+use crate::pagination::{ListOptions, Paginated};
+use crate::state::HttpState;
 
 /// Guides carry no provenance yet: every one is written here.
 const SOURCE_PROVIDER: &str = "manual";
@@ -92,6 +95,27 @@ impl GuideListItem {
             matchup_count: with_summary.then_some(guide.matchup_count),
         }
     }
+}
+
+/// A page of guides as `list` and `my` answer it.
+fn page_response(
+    request: &HttpRequest,
+    state: &HttpState,
+    page: &Page<SideboardGuide>,
+    list: &GuideListRequest,
+) -> HttpResponse {
+    let data = page
+        .items
+        .iter()
+        .map(|guide| GuideListItem::new(guide, list.with_summary))
+        .collect();
+    HttpResponse::Ok().json(Paginated::new(
+        request,
+        &state.config.public_url,
+        page,
+        list.page,
+        data,
+    ))
 }
 
 /// An attached deck in a guide's detail.
@@ -471,33 +495,20 @@ impl GuideListQuery {
                 .as_deref()
                 .map_or(Ok(GuideSort::default()), GuideSort::parse),
         );
-        let order = v.check(
-            self.order
-                .as_deref()
-                .map_or(Ok(SortOrder::default()), SortOrder::parse),
+        let options = ListOptions::parse(
+            self.order.as_deref(),
+            self.include.as_deref(),
+            self.page,
+            self.limit,
+            &mut v,
         );
-        let with_summary = match self.include.as_deref() {
-            None => false,
-            Some("summary") => true,
-            Some(_) => {
-                v.push(FieldViolation::new("include", "invalid", "must be summary"));
-                false
-            }
-        };
-        let page = match PageRequest::new(count(self.page), count(self.limit)) {
-            Ok(page) => Some(page),
-            Err(violations) => {
-                v.0.extend(violations.0);
-                None
-            }
-        };
-        match (sort, order, page) {
-            (Some(sort), Some(order), Some(page)) if v.0.is_empty() => Ok(GuideListRequest {
+        match (sort, options) {
+            (Some(sort), Some(options)) if v.0.is_empty() => Ok(GuideListRequest {
                 filters,
                 sort,
-                order,
-                page,
-                with_summary,
+                order: options.order,
+                page: options.page,
+                with_summary: options.with_summary,
             }),
             _ => Err(v),
         }

@@ -1,10 +1,9 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::identity::Lane;
 
-use super::{GuideListItem, GuideListQuery};
+use super::{GuideListQuery, page_response};
 use crate::access::{GameAccess, GamePath, ReadSideboards};
 use crate::error::ApiError;
-use crate::pagination::Paginated;
 use crate::state::HttpState;
 
 /// The lanes that carry a user identity; partner-only lanes have none to call "mine".
@@ -39,22 +38,10 @@ pub async fn my_guides(
 ) -> Result<HttpResponse, ApiError> {
     principal.require_lane(&USER_LANES)?;
     let list = query.into_inner().into_request()?;
-    let (asked, with_summary) = (list.page, list.with_summary);
     let page = state
         .services
         .sideboard_guides
-        .mine(&principal, &game, list)
+        .mine(&principal, &game, list.clone())
         .await?;
-    let data = page
-        .items
-        .iter()
-        .map(|guide| GuideListItem::new(guide, with_summary))
-        .collect();
-    Ok(HttpResponse::Ok().json(Paginated::new(
-        &request,
-        &state.config.public_url,
-        &page,
-        asked,
-        data,
-    )))
+    Ok(page_response(&request, &state, &page, &list))
 }
