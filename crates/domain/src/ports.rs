@@ -16,6 +16,7 @@ pub use crate::decks::ports::DeckRepository;
 pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
+pub use crate::sideboards::ports::SideboardGuideRepository;
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -59,6 +60,7 @@ pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
     pub decks: Arc<dyn DeckRepository>,
+    pub sideboard_guides: Arc<dyn SideboardGuideRepository>,
     pub partners: Arc<dyn PartnerRepository>,
     pub api_keys: Arc<dyn ApiKeyRepository>,
     pub signature_replays: Arc<dyn SignatureReplayRepository>,

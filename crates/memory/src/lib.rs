@@ -11,6 +11,7 @@ mod decks;
 mod health;
 mod identity;
 mod partners;
+mod sideboards;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -23,6 +24,7 @@ struct State {
     decks: decks::Tables,
     catalog: catalog::Tables,
     partners: partners::Tables,
+    sideboards: sideboards::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -43,6 +45,7 @@ pub fn repositories() -> Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
         decks: Arc::new(decks::MemoryDecks(store.clone())),
+        sideboard_guides: Arc::new(sideboards::MemorySideboardGuides(store.clone())),
         partners: Arc::new(partners::MemoryPartners(store.clone())),
         api_keys: Arc::new(partners::MemoryApiKeys(store.clone())),
         signature_replays: Arc::new(partners::MemorySignatureReplays(store.clone())),

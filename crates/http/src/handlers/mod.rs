@@ -5,3 +5,4 @@ pub(crate) mod decks;
 pub(crate) mod games;
 pub(crate) mod health;
 pub(crate) mod probes;
+pub(crate) mod sideboards;
