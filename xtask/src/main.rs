@@ -1,6 +1,7 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
 //! It builds fast on purpose: no dependency beyond anyhow, clap and serde_json.
 
+mod loadtest;
 mod pg;
 mod tidy;
 
@@ -47,6 +48,22 @@ enum Task {
     Bench,
     /// Regenerate docs/openapi.json from the binary.
     Openapi,
+    /// The HTTP load benchmark of docs/benchmarks.md (a few minutes; never part of `ci`).
+    Loadtest {
+        /// Decks to seed.
+        #[arg(long, default_value_t = 100_000)]
+        decks: u32,
+        /// Concurrent connections of every load run (and pgbench clients).
+        #[arg(long, default_value_t = 64)]
+        connections: u32,
+        /// Seconds each request is driven.
+        #[arg(long, default_value_t = 10)]
+        seconds: u32,
+        /// Measure this server binary instead of building this tree's release binary (e.g. one
+        /// built from `main`, for a before/after comparison).
+        #[arg(long)]
+        binary: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -93,6 +110,21 @@ fn run(task: Task) -> Result<()> {
         }
         Task::Bench => cargo(&root, &["bench", "--workspace"]),
         Task::Openapi => openapi(&root),
+        Task::Loadtest {
+            decks,
+            connections,
+            seconds,
+            binary,
+        } => loadtest::run(
+            &root,
+            &target_dir(&root),
+            &loadtest::Options {
+                decks,
+                connections,
+                seconds,
+                binary,
+            },
+        ),
     }
 }
 

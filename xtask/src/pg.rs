@@ -67,16 +67,20 @@ pub fn status_all(target: &Path) -> Result<()> {
 
 impl Cluster {
     pub fn in_target(target: &Path) -> Self {
-        Self {
-            dir: target.join("testkit-pg"),
-        }
+        Self::at(target.join("testkit-pg"))
+    }
+
+    /// A cluster of its own in `dir` (the load test's, so it never touches the harness's).
+    pub fn at(dir: PathBuf) -> Self {
+        Self { dir }
     }
 
     fn data(&self) -> PathBuf {
         self.dir.join("data")
     }
 
-    fn socket(&self) -> PathBuf {
+    /// The directory of the server's Unix socket (`host=` of a URL, `-h` of the client tools).
+    pub fn socket(&self) -> PathBuf {
         self.dir.join("socket")
     }
 
@@ -101,6 +105,11 @@ impl Cluster {
     }
 
     pub fn start(&self) -> Result<()> {
+        self.start_with("")
+    }
+
+    /// Starts the server with `extra` appended to the harness's server options.
+    pub fn start_with(&self, extra: &str) -> Result<()> {
         let socket = self.socket();
         fs::create_dir_all(&socket).with_context(|| format!("creating {}", socket.display()))?;
         if is_root() {
@@ -141,7 +150,7 @@ impl Cluster {
             // The harness's options: a test run reuses a running server as it finds it.
             let options = format!(
                 "-k '{socket}' -c listen_addresses='' -F -c synchronous_commit=off \
-                 -c full_page_writes=off -c max_connections=300"
+                 -c full_page_writes=off -c max_connections=300 {extra}"
             );
             run_command(
                 pg_command("pg_ctl")?
@@ -184,7 +193,7 @@ impl Cluster {
     }
 }
 
-fn pg_command(name: &str) -> Result<Command> {
+pub fn pg_command(name: &str) -> Result<Command> {
     let bin = find_bin(name)?;
     Ok(if is_root() {
         let mut cmd = Command::new("runuser");

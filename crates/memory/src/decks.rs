@@ -10,8 +10,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, Page, Provenance,
-    RESULT_WINDOW, SortOrder, Visibility,
+    Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader, DeckSort,
+    DeckVersion, Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
@@ -248,7 +248,7 @@ impl DeckRepository for MemoryDecks {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
         let state = self.0.lock();
         let mut found: Vec<&Stored> = state
             .decks
@@ -265,7 +265,7 @@ impl DeckRepository for MemoryDecks {
             .into_iter()
             .skip(query.page.offset() as usize)
             .take(query.page.limit as usize)
-            .map(|stored| read(&state, stored))
+            .map(|stored| read(&state, stored).map(|deck| deck.listing()))
             .collect::<anyhow::Result<_>>()?;
         Ok(Page::with_capped_total(items, counted))
     }
@@ -274,17 +274,19 @@ impl DeckRepository for MemoryDecks {
     async fn count_view(
         &self,
         id: DeckId,
+        reader: &DeckReader,
         visitor: &[u8; 32],
         now: OffsetDateTime,
         window: Duration,
         trending_weight: f64,
-    ) -> anyhow::Result<ViewCount> {
+    ) -> anyhow::Result<Option<ViewCount>> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
-        let stored = tables
-            .decks
-            .get_mut(&id)
-            .ok_or_else(|| anyhow::anyhow!("no deck {id} to count a view of"))?;
+        let Some(stored) = tables.decks.get_mut(&id).filter(|stored| {
+            stored.deck.game == reader.game && stored.deck.is_visible_to(reader.viewer)
+        }) else {
+            return Ok(None);
+        };
         let last = tables.views.get(&(id, *visitor)).copied();
         let counts = last.is_none_or(|last| last <= now - window);
         if counts {
@@ -292,10 +294,10 @@ impl DeckRepository for MemoryDecks {
             stored.deck.pageviews += 1;
             stored.trending = trending::add_view(stored.trending, trending_weight);
         }
-        Ok(ViewCount {
+        Ok(Some(ViewCount {
             pageviews: stored.deck.pageviews,
             incremented: counts,
-        })
+        }))
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

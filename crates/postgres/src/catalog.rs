@@ -2,7 +2,10 @@
 //! arrays), so one resolution is a fixed number of statements whatever its size; the indexes
 //! they use are in `migrations/2026-11-21-000100_catalog` (query plans: docs/catalog.md).
 
+mod cache;
+
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -47,6 +50,16 @@ struct FormatRow {
     id: Uuid,
     slug: String,
     name: String,
+}
+
+impl From<FormatRow> for Format {
+    fn from(row: FormatRow) -> Self {
+        Self {
+            id: row.id,
+            slug: row.slug,
+            name: row.name,
+        }
+    }
 }
 
 #[derive(Debug, Insertable)]
@@ -164,20 +177,18 @@ struct CardNameRow {
     front_face_key: String,
 }
 
-async fn load_games(conn: &mut AsyncPgConnection, only: Option<&str>) -> QueryResult<Vec<Game>> {
-    let mut query = games::table.order(games::position).into_boxed();
-    let mut sections = game_sections::table
+/// Every game with its sections, in order.
+async fn load_games(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Game>> {
+    let rows: Vec<GameRow> = games::table
+        .order(games::position)
+        .select(GameRow::as_select())
+        .load(conn)
+        .await?;
+    let sections: Vec<SectionRow> = game_sections::table
         .order((game_sections::game, game_sections::position))
-        .into_boxed();
-    if let Some(slug) = only {
-        query = query.filter(games::slug.eq(slug.to_owned()));
-        sections = sections.filter(game_sections::game.eq(slug.to_owned()));
-    }
-    let rows: Vec<GameRow> = query.select(GameRow::as_select()).load(conn).await?;
-    if rows.is_empty() {
-        return Ok(Vec::new());
-    }
-    let sections: Vec<SectionRow> = sections.select(SectionRow::as_select()).load(conn).await?;
+        .select(SectionRow::as_select())
+        .load(conn)
+        .await?;
     let mut by_game: HashMap<String, Vec<Section>> = HashMap::new();
     for row in sections {
         by_game.entry(row.game).or_default().push(Section {
@@ -292,49 +303,41 @@ CROSS JOIN LATERAL (
 JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id";
 
 pub(crate) struct PgCatalog {
-    pub(crate) pool: Pool,
+    pool: Pool,
+    /// Games, sections and formats (see `cache.rs`).
+    cache: Arc<cache::CatalogCache>,
+}
+
+impl PgCatalog {
+    pub(crate) fn new(pool: Pool) -> Self {
+        Self {
+            cache: cache::CatalogCache::new(pool.clone()),
+            pool,
+        }
+    }
 }
 
 #[async_trait]
 impl CatalogRepository for PgCatalog {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {
-        let mut conn = checkout(&self.pool).await?;
-        load_games(&mut conn, None)
-            .await
-            .map_err(error::query)
-            .context("loading games")
+        Ok(self.cache.snapshot().await?.games.clone())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
     async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
-        let mut conn = checkout(&self.pool).await?;
-        let games = load_games(&mut conn, Some(slug))
-            .await
-            .map_err(error::query)
-            .context("loading a game")?;
-        Ok(games.into_iter().next())
+        let snapshot = self.cache.snapshot().await?;
+        Ok(snapshot
+            .games
+            .iter()
+            .find(|game| game.slug == slug)
+            .cloned())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
-        let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<FormatRow> = formats::table
-            .filter(formats::game.eq(game))
-            .order(formats::position)
-            .select(FormatRow::as_select())
-            .load(&mut conn)
-            .await
-            .map_err(error::query)
-            .context("loading formats")?;
-        Ok(rows
-            .into_iter()
-            .map(|row| Format {
-                id: row.id,
-                slug: row.slug,
-                name: row.name,
-            })
-            .collect())
+        let snapshot = self.cache.snapshot().await?;
+        Ok(snapshot.formats.get(game).cloned().unwrap_or_default())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]

@@ -1,5 +1,13 @@
-//! Decks over PostgreSQL. Reads go through one SELECT (`DECK_SELECT`) so every read maps rows
-//! the same way; the list query is assembled from the filters with bind parameters only.
+//! Decks over PostgreSQL. A deck is read by one statement (`DECK_SELECT`, joined to its author
+//! and counters) and decoded straight from jsonb into the storage types of `stored.rs`; lists
+//! read only the columns a list shows (`LISTING_SELECT`, never the card lines), built by
+//! `list_query.rs`. A save locks and reads the deck in one statement and rewrites only the
+//! columns that changed, so an unchanged card list keeps its stored (TOASTed) value.
+
+pub(crate) mod list_query;
+mod stored;
+
+use std::time::Duration as StdDuration;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
@@ -8,24 +16,26 @@ use deckhand_domain::decks::ports::{
     ViewCount,
 };
 use deckhand_domain::decks::{
-    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckQuery, DeckSort, DeckSummary,
-    DeckVersion, HistoryType, Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader,
+    DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::BoxedSqlQuery;
-use diesel::sql_types::{
-    Bool, Bytea, Float8, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid,
-};
+use diesel::sql_types::{Bool, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
-use serde_json::Value;
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use self::list_query::{Conditions, count_sql, list_conditions, page_sql};
+use self::stored::{
+    Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
+    stored_cards, stored_choices,
+};
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
+use crate::statement::{Bind, Float, Statement};
 
 const DECK_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, \
      d.visibility, d.format_id, d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, \
@@ -33,6 +43,33 @@ const DECK_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, 
      d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
      d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes \
      FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id";
+
+/// What a list shows: no card lines, notes or featured choices (`DeckListing`).
+const LISTING_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, \
+     d.visibility, d.format_id, d.archetype, d.youtube_url IS NOT NULL AS has_video, \
+     d.source_provider, d.summary, d.has_guide, d.has_sideboard_guide, d.created_at, \
+     d.updated_at, s.pageviews, s.likes \
+     FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id";
+
+/// How long a list count is reused by this instance. Its own writes drop every count at once;
+/// other instances' writes show within this time. A page that ends the list needs no count at
+/// all: its total is known exactly from the page itself.
+const COUNT_TTL: StdDuration = StdDuration::from_secs(5);
+/// How many distinct filter combinations keep a count.
+const COUNT_CAPACITY: u64 = 10_000;
+
+fn author(id: Uuid, owner_id: Uuid, username: &str) -> anyhow::Result<Author> {
+    let username = Username::parse(username)
+        .with_context(|| format!("deck {id} has an owner with an invalid username"))?;
+    Ok(Author {
+        id: UserId(owner_id),
+        username,
+    })
+}
+
+fn visibility(id: Uuid, stored: &str) -> anyhow::Result<Visibility> {
+    Visibility::from_stored(stored).with_context(|| format!("deck {id} has visibility {stored:?}"))
+}
 
 #[derive(Debug, QueryableByName)]
 struct DeckRow {
@@ -61,11 +98,11 @@ struct DeckRow {
     #[diesel(sql_type = Nullable<Text>)]
     archetype: Option<String>,
     #[diesel(sql_type = Jsonb)]
-    cards: Value,
+    cards: Json<Vec<StoredCard>>,
     #[diesel(sql_type = Nullable<Jsonb>)]
-    featured: Option<Value>,
+    featured: Option<Json<Vec<StoredChoice>>>,
     #[diesel(sql_type = Jsonb)]
-    summary: Value,
+    summary: Json<StoredSummary>,
     #[diesel(sql_type = Text)]
     source_provider: String,
     #[diesel(sql_type = Nullable<Text>)]
@@ -96,36 +133,23 @@ struct DeckRow {
 
 impl DeckRow {
     fn into_domain(self) -> anyhow::Result<Deck> {
-        let context = || format!("deck {} has invalid stored data", self.id);
-        let visibility = Visibility::from_stored(&self.visibility).with_context(context)?;
-        let username = Username::parse(&self.username).with_context(context)?;
-        let cards = serde_json::from_value(self.cards).with_context(context)?;
-        let featured = self
-            .featured
-            .map(serde_json::from_value)
-            .transpose()
-            .with_context(context)?;
-        let summary = serde_json::from_value(self.summary).with_context(context)?;
         Ok(Deck {
-            id: DeckId(self.id),
-            game: self.game,
-            author: Author {
-                id: UserId(self.owner_id),
-                username,
-            },
+            author: author(self.id, self.owner_id, &self.username)?,
             content: DeckContent {
+                visibility: visibility(self.id, &self.visibility)?,
                 name: self.name,
                 notes: self.notes,
-                visibility,
                 format_id: self.format_id,
                 youtube_url: self.youtube_url,
                 thumbnail: self.thumbnail,
                 legal: self.legal,
                 archetype: self.archetype,
-                cards,
-                featured,
+                cards: domain_cards(self.cards.0),
+                featured: self.featured.map(|featured| domain_choices(featured.0)),
             },
-            summary,
+            id: DeckId(self.id),
+            game: self.game,
+            summary: self.summary.0.into(),
             provenance: Provenance {
                 source_provider: self.source_provider,
                 source_external_id: self.source_external_id,
@@ -145,14 +169,75 @@ impl DeckRow {
     }
 }
 
+#[derive(Debug, QueryableByName)]
+struct ListingRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    game: String,
+    #[diesel(sql_type = SqlUuid)]
+    owner_id: Uuid,
+    #[diesel(sql_type = Text)]
+    username: String,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    visibility: String,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    format_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    archetype: Option<String>,
+    #[diesel(sql_type = Bool)]
+    has_video: bool,
+    #[diesel(sql_type = Text)]
+    source_provider: String,
+    #[diesel(sql_type = Jsonb)]
+    summary: Json<StoredSummary>,
+    #[diesel(sql_type = Bool)]
+    has_guide: bool,
+    #[diesel(sql_type = Bool)]
+    has_sideboard_guide: bool,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: OffsetDateTime,
+    #[diesel(sql_type = Timestamptz)]
+    updated_at: OffsetDateTime,
+    #[diesel(sql_type = Int8)]
+    pageviews: i64,
+    #[diesel(sql_type = Int8)]
+    likes: i64,
+}
+
+impl ListingRow {
+    fn into_domain(self) -> anyhow::Result<DeckListing> {
+        Ok(DeckListing {
+            author: author(self.id, self.owner_id, &self.username)?,
+            visibility: visibility(self.id, &self.visibility)?,
+            id: DeckId(self.id),
+            game: self.game,
+            name: self.name,
+            format_id: self.format_id,
+            archetype: self.archetype,
+            has_video: self.has_video,
+            source_provider: self.source_provider,
+            summary: self.summary.0.into(),
+            pageviews: self.pageviews,
+            likes: self.likes,
+            has_guide: self.has_guide,
+            has_sideboard_guide: self.has_sideboard_guide,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        })
+    }
+}
+
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = deck_versions, check_for_backend(Pg))]
 struct VersionRow {
     version_number: i32,
     history_type: String,
     restored_from: Option<i32>,
-    content: Value,
-    summary: Value,
+    content: Json<StoredContent>,
+    summary: Json<StoredSummary>,
     edited_at: OffsetDateTime,
 }
 
@@ -167,16 +252,11 @@ impl VersionRow {
         Ok(DeckVersion {
             version_number: self.version_number,
             history_type,
-            content: serde_json::from_value(self.content).context("a stored version's content")?,
-            summary: serde_json::from_value(self.summary).context("a stored version's summary")?,
+            content: self.content.0.into(),
+            summary: self.summary.0.into(),
             edited_at: self.edited_at,
         })
     }
-}
-
-fn json<T: serde::Serialize>(value: &T) -> QueryResult<Value> {
-    serde_json::to_value(value)
-        .map_err(|error| diesel::result::Error::SerializationError(Box::new(error)))
 }
 
 fn restored_from(history_type: HistoryType) -> Option<i32> {
@@ -187,11 +267,25 @@ fn restored_from(history_type: HistoryType) -> Option<i32> {
 }
 
 async fn load_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeckRow>> {
-    diesel::sql_query(format!("{DECK_SELECT} WHERE d.id = $1"))
-        .bind::<SqlUuid, _>(id)
-        .get_result(conn)
-        .await
-        .optional()
+    Statement::new(
+        format!("{DECK_SELECT} WHERE d.id = $1"),
+        vec![Bind::Uuid(id)],
+    )
+    .get_result(conn)
+    .await
+    .optional()
+}
+
+/// The deck, read and locked against other saves in one statement (its counters and author
+/// are read, not locked).
+async fn lock_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeckRow>> {
+    Statement::new(
+        format!("{DECK_SELECT} WHERE d.id = $1 FOR UPDATE OF d"),
+        vec![Bind::Uuid(id)],
+    )
+    .get_result(conn)
+    .await
+    .optional()
 }
 
 async fn insert_version(
@@ -209,8 +303,8 @@ async fn insert_version(
             deck_versions::version_number.eq(number),
             deck_versions::history_type.eq(history_type.as_str()),
             deck_versions::restored_from.eq(restored_from(history_type)),
-            deck_versions::content.eq(json(content)?),
-            deck_versions::summary.eq(json(summary)?),
+            deck_versions::content.eq(Json(StoredContent::from(content))),
+            deck_versions::summary.eq(Json(StoredSummary::from(summary))),
             deck_versions::edited_at.eq(at),
         ))
         .execute(conn)
@@ -218,10 +312,9 @@ async fn insert_version(
         .map(drop)
 }
 
-/// The columns a deck's content, summary and provenance map to: written whole by both a create
-/// and a save, so the mapping lives here once. `None` writes NULL, which is how a PATCH clears.
-#[derive(Insertable, AsChangeset)]
-#[diesel(table_name = decks, treat_none_as_null = true)]
+/// The columns a new deck's content, summary and provenance map to.
+#[derive(Insertable)]
+#[diesel(table_name = decks)]
 struct DeckColumns<'a> {
     name: &'a str,
     notes: &'a str,
@@ -231,9 +324,9 @@ struct DeckColumns<'a> {
     thumbnail: Option<&'a str>,
     legal: bool,
     archetype: Option<&'a str>,
-    cards: Value,
-    featured: Option<Value>,
-    summary: Value,
+    cards: Json<Vec<StoredCard>>,
+    featured: Option<Json<Vec<StoredChoice>>>,
+    summary: Json<StoredSummary>,
     source_provider: &'a str,
     source_external_id: Option<&'a str>,
     source_external_version: Option<&'a str>,
@@ -242,12 +335,8 @@ struct DeckColumns<'a> {
 }
 
 impl<'a> DeckColumns<'a> {
-    fn new(
-        content: &'a DeckContent,
-        summary: &DeckSummary,
-        provenance: &'a Provenance,
-    ) -> QueryResult<Self> {
-        Ok(Self {
+    fn new(content: &'a DeckContent, summary: &DeckSummary, provenance: &'a Provenance) -> Self {
+        Self {
             name: &content.name,
             notes: &content.notes,
             visibility: content.visibility.as_str(),
@@ -256,15 +345,90 @@ impl<'a> DeckColumns<'a> {
             thumbnail: content.thumbnail.as_deref(),
             legal: content.legal,
             archetype: content.archetype.as_deref(),
-            cards: json(&content.cards)?,
-            featured: content.featured.as_ref().map(json).transpose()?,
-            summary: json(summary)?,
+            cards: Json(stored_cards(&content.cards)),
+            featured: content
+                .featured
+                .as_deref()
+                .map(|choices| Json(stored_choices(choices))),
+            summary: Json(summary.into()),
             source_provider: &provenance.source_provider,
             source_external_id: provenance.source_external_id.as_deref(),
             source_external_version: provenance.source_external_version.as_deref(),
             source_external_url: provenance.source_external_url.as_deref(),
             source_imported_at: provenance.source_imported_at,
-        })
+        }
+    }
+}
+
+/// What a save writes: the version and time always, any other column only when it changed
+/// (`None` leaves it alone; `Some(None)` writes NULL). Unchanged card lists are not rewritten,
+/// so their stored value (and its TOAST) stays as it is.
+#[derive(AsChangeset)]
+#[diesel(table_name = decks)]
+struct DeckChangeset<'a> {
+    name: Option<&'a str>,
+    notes: Option<&'a str>,
+    visibility: Option<&'a str>,
+    format_id: Option<Option<Uuid>>,
+    youtube_url: Option<Option<&'a str>>,
+    thumbnail: Option<Option<&'a str>>,
+    legal: Option<bool>,
+    archetype: Option<Option<&'a str>>,
+    cards: Option<Json<Vec<StoredCard>>>,
+    featured: Option<Option<Json<Vec<StoredChoice>>>>,
+    summary: Option<Json<StoredSummary>>,
+    source_provider: Option<&'a str>,
+    source_external_id: Option<Option<&'a str>>,
+    source_external_version: Option<Option<&'a str>>,
+    source_external_url: Option<Option<&'a str>>,
+    source_imported_at: Option<Option<OffsetDateTime>>,
+    is_archived: Option<bool>,
+    version: i32,
+    updated_at: OffsetDateTime,
+}
+
+/// `new` when it differs from `old`.
+fn changed<'a, T: PartialEq + ?Sized>(old: &T, new: &'a T) -> Option<&'a T> {
+    (old != new).then_some(new)
+}
+
+impl<'a> DeckChangeset<'a> {
+    fn new(current: &Deck, revision: &'a Revision) -> Self {
+        let (old, new) = (&current.content, &revision.content);
+        let (was, now) = (&current.provenance, &revision.provenance);
+        Self {
+            name: changed(&old.name, &new.name).map(String::as_str),
+            notes: changed(&old.notes, &new.notes).map(String::as_str),
+            visibility: changed(&old.visibility, &new.visibility).map(|level| level.as_str()),
+            format_id: changed(&old.format_id, &new.format_id).copied(),
+            youtube_url: changed(&old.youtube_url, &new.youtube_url).map(Option::as_deref),
+            thumbnail: changed(&old.thumbnail, &new.thumbnail).map(Option::as_deref),
+            legal: changed(&old.legal, &new.legal).copied(),
+            archetype: changed(&old.archetype, &new.archetype).map(Option::as_deref),
+            cards: changed(&old.cards, &new.cards).map(|cards| Json(stored_cards(cards))),
+            featured: changed(&old.featured, &new.featured).map(|featured| {
+                featured
+                    .as_deref()
+                    .map(|choices| Json(stored_choices(choices)))
+            }),
+            summary: changed(&current.summary, &revision.summary)
+                .map(|summary| Json(summary.into())),
+            source_provider: changed(&was.source_provider, &now.source_provider)
+                .map(String::as_str),
+            source_external_id: changed(&was.source_external_id, &now.source_external_id)
+                .map(Option::as_deref),
+            source_external_version: changed(
+                &was.source_external_version,
+                &now.source_external_version,
+            )
+            .map(Option::as_deref),
+            source_external_url: changed(&was.source_external_url, &now.source_external_url)
+                .map(Option::as_deref),
+            source_imported_at: changed(&was.source_imported_at, &now.source_imported_at).copied(),
+            is_archived: changed(&current.is_archived, &revision.is_archived).copied(),
+            version: current.version + 1,
+            updated_at: revision.at,
+        }
     }
 }
 
@@ -272,7 +436,7 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
     let content = &deck.content;
     diesel::insert_into(decks::table)
         .values((
-            DeckColumns::new(content, &deck.summary, &deck.provenance)?,
+            DeckColumns::new(content, &deck.summary, &deck.provenance),
             decks::id.eq(deck.id.0),
             decks::game.eq(&deck.game),
             decks::owner_id.eq(deck.owner.0),
@@ -301,34 +465,38 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
     .await
 }
 
-/// Writes `revision` as the version after `current`.
+/// Writes `revision` as the version after `current` (two statements: the changed columns,
+/// then the history record) and returns the deck as saved.
 async fn write_revision(
     conn: &mut AsyncPgConnection,
-    id: Uuid,
-    current: i32,
-    revision: &Revision,
-) -> QueryResult<()> {
-    let content = &revision.content;
-    let next = current + 1;
-    diesel::update(decks::table.find(id))
-        .set((
-            DeckColumns::new(content, &revision.summary, &revision.provenance)?,
-            decks::is_archived.eq(revision.is_archived),
-            decks::version.eq(next),
-            decks::updated_at.eq(revision.at),
-        ))
+    current: Deck,
+    revision: Revision,
+) -> QueryResult<Deck> {
+    let changes = DeckChangeset::new(&current, &revision);
+    let next = changes.version;
+    diesel::update(decks::table.find(current.id.0))
+        .set(&changes)
         .execute(conn)
         .await?;
     insert_version(
         conn,
-        id,
+        current.id.0,
         next,
         revision.history_type,
-        content,
+        &revision.content,
         &revision.summary,
         revision.at,
     )
-    .await
+    .await?;
+    Ok(Deck {
+        content: revision.content,
+        summary: revision.summary,
+        provenance: revision.provenance,
+        is_archived: revision.is_archived,
+        version: next,
+        updated_at: revision.at,
+        ..current
+    })
 }
 
 /// What can end a revise transaction (rolling it back).
@@ -386,195 +554,6 @@ impl GuideRow {
     }
 }
 
-/// One bind parameter of a list query (decks and sideboard guides).
-pub(crate) enum Bind {
-    Text(String),
-    Uuid(Uuid),
-    Time(OffsetDateTime),
-    Bool(bool),
-    Int(i64),
-}
-
-/// The WHERE clause of a list query and its parameters.
-#[derive(Default)]
-pub(crate) struct Conditions {
-    clauses: Vec<String>,
-    binds: Vec<Bind>,
-}
-
-impl Conditions {
-    /// Registers `bind` and returns its placeholder.
-    pub(crate) fn param(&mut self, bind: Bind) -> String {
-        self.binds.push(bind);
-        format!("${}", self.binds.len())
-    }
-
-    pub(crate) fn add(&mut self, clause: String) {
-        self.clauses.push(clause);
-    }
-
-    pub(crate) fn sql(&self) -> String {
-        self.clauses.join(" AND ")
-    }
-
-    /// `column` between the inclusive bounds that are given.
-    pub(crate) fn within(
-        &mut self,
-        column: &str,
-        after: Option<OffsetDateTime>,
-        before: Option<OffsetDateTime>,
-    ) {
-        for (comparison, bound) in [(">=", after), ("<=", before)] {
-            if let Some(bound) = bound {
-                let p = self.param(Bind::Time(bound));
-                self.add(format!("{column} {comparison} {p}"));
-            }
-        }
-    }
-
-    /// `column` holds `needle` anywhere, case-insensitively, its LIKE wildcards taken literally.
-    pub(crate) fn contains(&mut self, column: &str, needle: &Option<String>) {
-        if let Some(needle) = needle {
-            let p = self.param(Bind::Text(contains_pattern(needle)));
-            self.add(format!("{column} ILIKE {p}"));
-        }
-    }
-
-    /// `column` is set (`Some(true)`) or unset (`Some(false)`).
-    pub(crate) fn present(&mut self, column: &str, wanted: Option<bool>) {
-        if let Some(wanted) = wanted {
-            let not = if wanted { "NOT " } else { "" };
-            self.add(format!("{column} IS {not}NULL"));
-        }
-    }
-
-    pub(crate) fn apply<'a>(
-        &self,
-        mut query: BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery>,
-    ) -> BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery> {
-        for bind in &self.binds {
-            query = match bind {
-                Bind::Text(value) => query.bind::<Text, _>(value.clone()),
-                Bind::Uuid(value) => query.bind::<SqlUuid, _>(*value),
-                Bind::Time(value) => query.bind::<Timestamptz, _>(*value),
-                Bind::Bool(value) => query.bind::<Bool, _>(*value),
-                Bind::Int(value) => query.bind::<Int8, _>(*value),
-            };
-        }
-        query
-    }
-}
-
-/// `value` as a LIKE pattern matching it anywhere, its wildcards taken literally.
-pub(crate) fn contains_pattern(value: &str) -> String {
-    let escaped = value
-        .replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_");
-    format!("%{escaped}%")
-}
-
-fn list_conditions(query: &DeckQuery) -> Conditions {
-    let mut c = Conditions::default();
-    // Only `d.` columns: the count and the date sorts read `decks` alone. The game is always
-    // `$1`, which the counter sorts repeat on `s.game` (see `page_sql`).
-    let game = c.param(Bind::Text(query.game.clone()));
-    c.add(format!("d.game = {game} AND NOT d.is_archived"));
-    match query.viewer {
-        Some(viewer) => {
-            let viewer = c.param(Bind::Uuid(viewer.0));
-            c.add(format!(
-                "(d.visibility = 'public' OR d.owner_id = {viewer})"
-            ));
-        }
-        None => c.add("d.visibility = 'public'".to_owned()),
-    }
-    let f = &query.filters;
-    if let Some(author) = f.author {
-        let p = c.param(Bind::Uuid(author.0));
-        c.add(format!("d.owner_id = {p}"));
-    }
-    let ranges = [
-        ("d.created_at >=", f.created_after),
-        ("d.created_at <=", f.created_before),
-        ("d.updated_at >=", f.edited_after),
-        ("d.updated_at <=", f.edited_before),
-    ];
-    for (comparison, bound) in ranges {
-        if let Some(bound) = bound {
-            let p = c.param(Bind::Time(bound));
-            c.add(format!("{comparison} {p}"));
-        }
-    }
-    if let Some(format_id) = f.format_id {
-        let p = c.param(Bind::Uuid(format_id));
-        c.add(format!("d.format_id = {p}"));
-    }
-    let flags = [
-        ("d.has_guide", f.has_guide),
-        ("d.has_sideboard_guide", f.has_sideboard_guide),
-        ("d.legal", f.is_legal),
-    ];
-    for (column, wanted) in flags {
-        if let Some(wanted) = wanted {
-            let p = c.param(Bind::Bool(wanted));
-            c.add(format!("{column} = {p}"));
-        }
-    }
-    if let Some(has_video) = f.has_video {
-        c.add(format!(
-            "d.youtube_url IS {}NULL",
-            if has_video { "NOT " } else { "" }
-        ));
-    }
-    if let Some(name) = &f.name_contains {
-        let p = c.param(Bind::Text(contains_pattern(name)));
-        c.add(format!("d.name ILIKE {p}"));
-    }
-    c
-}
-
-/// The SQL keyword of a list's order.
-pub(crate) fn direction(order: SortOrder) -> &'static str {
-    match order {
-        SortOrder::Asc => "ASC",
-        SortOrder::Desc => "DESC",
-    }
-}
-
-fn order_by(sort: DeckSort, order: SortOrder) -> String {
-    let direction = direction(order);
-    // Ties are broken by id in the same direction, so pages never overlap or skip.
-    match sort {
-        DeckSort::CreatedAt => format!("d.created_at {direction}, d.id {direction}"),
-        DeckSort::EditedAt => format!("d.updated_at {direction}, d.id {direction}"),
-        DeckSort::Views => format!("s.pageviews {direction}, s.deck_id {direction}"),
-        DeckSort::Likes => format!("s.likes {direction}, s.deck_id {direction}"),
-        DeckSort::Trending => format!("s.trending {direction}, s.deck_id {direction}"),
-    }
-}
-
-/// The page query. The inner query picks the page's ids from the narrow index entries, so
-/// the rows an OFFSET skips are never joined to users and deck_stats nor sorted whole (a deep
-/// page went from ~100 ms to ~3 ms on 200,000 decks, docs/benchmarks.md); the outer one loads
-/// those ids' rows and sorts them again, the order being total (ties broken by id).
-fn page_sql(query: &DeckQuery, where_clause: &str, limit: &str, offset: &str) -> String {
-    let order = order_by(query.sort, query.order);
-    let from = match query.sort {
-        DeckSort::CreatedAt | DeckSort::EditedAt => "decks d".to_owned(),
-        // deck_stats drives the counter sorts through its (game, counter) indexes; a deck's
-        // stats row always copies its game, so this repeats `d.game = $1`.
-        DeckSort::Views | DeckSort::Likes | DeckSort::Trending => {
-            "deck_stats s JOIN decks d ON d.id = s.deck_id AND s.game = $1".to_owned()
-        }
-    };
-    format!(
-        "WITH page AS (SELECT d.id FROM {from} WHERE {where_clause} \
-         ORDER BY {order} LIMIT {limit} OFFSET {offset}) \
-         {DECK_SELECT} JOIN page ON page.id = d.id ORDER BY {order}"
-    )
-}
-
 #[derive(QueryableByName)]
 pub(crate) struct CountRow {
     #[diesel(sql_type = Int8)]
@@ -583,18 +562,25 @@ pub(crate) struct CountRow {
 
 #[derive(QueryableByName)]
 struct ViewRow {
-    #[diesel(sql_type = Int8)]
-    pageviews: i64,
+    #[diesel(sql_type = Bool)]
+    visible: bool,
+    #[diesel(sql_type = Nullable<Int8>)]
+    pageviews: Option<i64>,
     #[diesel(sql_type = Bool)]
     incremented: bool,
 }
 
-/// Counts a view and updates the trending score in one statement (see the port's contract).
-/// The insert's conflict clause is the dedupe: a visitor's row is only refreshed when its last
-/// counted view is outside the window, and concurrent inserts of one key wait on each other.
+/// Checks that the reader may see the deck, counts a view and updates the trending score, in
+/// one statement (see the port's contract); the deck row is only probed by its primary key.
+/// The visibility condition is `Deck::is_visible_to` (public, or owned by `$7`). The insert's
+/// conflict clause is the dedupe: a visitor's row is only refreshed when its last counted view
+/// is outside the window, and concurrent inserts of one key wait on each other.
 const COUNT_VIEW: &str = "
-WITH counted AS (
-    INSERT INTO deck_views AS v (deck_id, visitor, counted_at) VALUES ($1, $2, $3)
+WITH target AS (
+    SELECT d.id FROM decks d
+    WHERE d.id = $1 AND d.game = $6 AND (d.visibility = 'public' OR d.owner_id = $7)
+), counted AS (
+    INSERT INTO deck_views AS v (deck_id, visitor, counted_at) SELECT id, $2, $3 FROM target
     ON CONFLICT (deck_id, visitor) DO UPDATE SET counted_at = EXCLUDED.counted_at
         WHERE v.counted_at <= $4
     RETURNING 1
@@ -605,16 +591,57 @@ WITH counted AS (
     WHERE deck_id = $1 AND EXISTS (SELECT 1 FROM counted)
     RETURNING pageviews
 )
-SELECT coalesce((SELECT pageviews FROM bumped),
+SELECT EXISTS (SELECT 1 FROM target) AS visible,
+       coalesce((SELECT pageviews FROM bumped),
                 (SELECT pageviews FROM deck_stats WHERE deck_id = $1)) AS pageviews,
        EXISTS (SELECT 1 FROM bumped) AS incremented";
 
 pub(crate) struct PgDeckRepository {
-    pub(crate) pool: Pool,
+    pool: Pool,
+    /// Capped list counts by filter combination (see [`COUNT_TTL`]).
+    counts: moka::sync::Cache<Conditions, u64>,
+}
+
+impl PgDeckRepository {
+    pub(crate) fn new(pool: Pool) -> Self {
+        Self {
+            pool,
+            counts: moka::sync::Cache::builder()
+                .max_capacity(COUNT_CAPACITY)
+                .time_to_live(COUNT_TTL)
+                .build(),
+        }
+    }
+
+    /// After a write of this instance: no list total may miss it.
+    fn forget_counts(&self) {
+        self.counts.invalidate_all();
+    }
+
+    /// The matches of `conditions`, counted up to one past the result window.
+    async fn count(
+        &self,
+        conn: &mut AsyncPgConnection,
+        conditions: &Conditions,
+    ) -> anyhow::Result<u64> {
+        if let Some(counted) = self.counts.get(conditions) {
+            return Ok(counted);
+        }
+        let counted: CountRow = conditions
+            .statement(count_sql(&conditions.sql()))
+            .get_result(conn)
+            .await
+            .map_err(error::query)
+            .context("counting decks")?;
+        let counted = u64::try_from(counted.matches).unwrap_or(0);
+        self.counts.insert(conditions.clone(), counted);
+        Ok(counted)
+    }
 }
 
 #[async_trait]
 impl DeckRepository for PgDeckRepository {
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck.id, game = %deck.game))]
     async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError> {
         let mut conn = checkout(&self.pool).await?;
         let row = conn
@@ -624,10 +651,12 @@ impl DeckRepository for PgDeckRepository {
             })
             .await
             .map_err(error::insert_deck)?;
+        self.forget_counts();
         let row = row.context("a deck vanished inside its own insert")?;
         Ok(row.into_domain()?)
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>> {
         let mut conn = checkout(&self.pool).await?;
         let row = load_deck(&mut conn, id.0)
@@ -637,34 +666,27 @@ impl DeckRepository for PgDeckRepository {
         row.map(DeckRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip(self, reviser))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
         let mut conn = checkout(&self.pool).await?;
         let outcome = conn
             .transaction::<_, ReviseFailure, _>(async move |conn| {
                 // The row lock serialises saves of one deck: the version read here is the one
                 // this transaction bumps.
-                let locked: Option<i32> = decks::table
-                    .find(id.0)
-                    .select(decks::version)
-                    .for_update()
-                    .get_result(conn)
-                    .await
-                    .optional()?;
-                if locked.is_none() {
-                    return Err(ReviseFailure::NotFound);
-                }
-                let current = load_deck(conn, id.0)
+                let current = lock_deck(conn, id.0)
                     .await?
                     .ok_or(ReviseFailure::NotFound)?
                     .into_domain()
                     .map_err(ReviseFailure::Corrupt)?;
                 let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
-                write_revision(conn, id.0, current.version, &revision).await?;
-                load_deck(conn, id.0).await?.ok_or(ReviseFailure::NotFound)
+                Ok(write_revision(conn, current, revision).await?)
             })
             .await;
         match outcome {
-            Ok(row) => Ok(row.into_domain()?),
+            Ok(deck) => {
+                self.forget_counts();
+                Ok(deck)
+            }
             Err(ReviseFailure::NotFound) => Err(ReviseDeckError::NotFound),
             Err(ReviseFailure::Refused(refused)) => Err(ReviseDeckError::Refused(refused)),
             Err(ReviseFailure::Corrupt(error)) => Err(ReviseDeckError::Unexpected(error)),
@@ -672,6 +694,7 @@ impl DeckRepository for PgDeckRepository {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<VersionRow> = deck_versions::table
@@ -685,6 +708,7 @@ impl DeckRepository for PgDeckRepository {
         rows.into_iter().map(VersionRow::into_domain).collect()
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
         let mut conn = checkout(&self.pool).await?;
         let row: Option<VersionRow> = deck_versions::table
@@ -698,68 +722,89 @@ impl DeckRepository for PgDeckRepository {
         row.map(VersionRow::into_domain).transpose()
     }
 
-    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
+    #[tracing::instrument(
+        level = "debug",
+        skip_all,
+        fields(
+            game = %query.game,
+            sort = ?query.sort,
+            order = ?query.order,
+            page = query.page.page,
+            limit = query.page.limit,
+        )
+    )]
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
+        let conditions = list_conditions(query);
+        let mut page_conditions = conditions.clone();
+        let limit = page_conditions.param(Bind::Int(i64::from(query.page.limit)));
+        let offset = page_conditions.param(Bind::Int(i64::from(query.page.offset())));
+        let page_sql = page_sql(query, LISTING_SELECT, &conditions.sql(), &limit, &offset);
         let mut conn = checkout(&self.pool).await?;
-        let mut conditions = list_conditions(query);
-        let where_clause = conditions.sql();
-        // No join: every deck has exactly one stats row, so counting decks is enough, and the
-        // date indexes (which include visibility and owner) answer it by index-only scan.
-        let count_sql = format!(
-            "SELECT count(*) AS matches FROM (SELECT 1 FROM decks d \
-             WHERE {where_clause} LIMIT {}) AS matching",
-            RESULT_WINDOW + 1
-        );
-        let counted: CountRow = conditions
-            .apply(diesel::sql_query(count_sql).into_boxed())
-            .get_result(&mut conn)
-            .await
-            .map_err(error::query)
-            .context("counting decks")?;
-
-        let limit = conditions.param(Bind::Int(i64::from(query.page.limit)));
-        let offset = conditions.param(Bind::Int(i64::from(query.page.offset())));
-        let page_sql = page_sql(query, &where_clause, &limit, &offset);
-        let rows: Vec<DeckRow> = conditions
-            .apply(diesel::sql_query(page_sql).into_boxed())
+        let rows: Vec<ListingRow> = page_conditions
+            .statement(page_sql)
             .load(&mut conn)
             .await
             .map_err(error::query)
             .context("listing decks")?;
-        let items = rows
+        let items: Vec<DeckListing> = rows
             .into_iter()
-            .map(DeckRow::into_domain)
+            .map(ListingRow::into_domain)
             .collect::<anyhow::Result<_>>()?;
-        Ok(Page::with_capped_total(
-            items,
-            u64::try_from(counted.matches).unwrap_or(0),
-        ))
+        // Decks up to the end of this page; none when it is past the end.
+        let shown = match items.len() {
+            0 => 0,
+            on_page => u64::from(query.page.offset()) + on_page as u64,
+        };
+        // A short page that is not past the end is the last one: it tells the total exactly.
+        let last_page = items.len() < query.page.limit as usize
+            && (!items.is_empty() || query.page.offset() == 0);
+        let counted = if last_page {
+            shown
+        } else {
+            // A count remembered from before this page was read may be behind it.
+            self.count(&mut conn, &conditions).await?.max(shown)
+        };
+        Ok(Page::with_capped_total(items, counted))
     }
 
+    #[tracing::instrument(level = "debug", skip(self, reader, visitor), fields(game = %reader.game))]
     async fn count_view(
         &self,
         id: DeckId,
+        reader: &DeckReader,
         visitor: &[u8; 32],
         now: OffsetDateTime,
         window: Duration,
         trending_weight: f64,
-    ) -> anyhow::Result<ViewCount> {
+    ) -> anyhow::Result<Option<ViewCount>> {
         let mut conn = checkout(&self.pool).await?;
-        let row: ViewRow = diesel::sql_query(COUNT_VIEW)
-            .bind::<SqlUuid, _>(id.0)
-            .bind::<Bytea, _>(visitor.as_slice())
-            .bind::<Timestamptz, _>(now)
-            .bind::<Timestamptz, _>(now - window)
-            .bind::<Float8, _>(trending_weight)
+        let binds = vec![
+            Bind::Uuid(id.0),
+            Bind::Bytes(visitor.to_vec()),
+            Bind::Time(now),
+            Bind::Time(now - window),
+            Bind::Float(Float(trending_weight)),
+            Bind::Text(reader.game.clone()),
+            Bind::OptionalUuid(reader.viewer.map(|viewer| viewer.0)),
+        ];
+        let row: ViewRow = Statement::new(COUNT_VIEW, binds)
             .get_result(&mut conn)
             .await
             .map_err(error::query)
             .context("counting a deck view")?;
-        Ok(ViewCount {
-            pageviews: row.pageviews,
+        if !row.visible {
+            return Ok(None);
+        }
+        let pageviews = row
+            .pageviews
+            .with_context(|| format!("deck {id} has no stats row"))?;
+        Ok(Some(ViewCount {
+            pageviews,
             incremented: row.incremented,
-        })
+        }))
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
         use crate::schema::deck_views;
         let mut conn = checkout(&self.pool).await?;
@@ -771,6 +816,7 @@ impl DeckRepository for PgDeckRepository {
         Ok(u64::try_from(deleted).unwrap_or(0))
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
         let mut conn = checkout(&self.pool).await?;
         let row: Option<GuideRow> = deck_guides::table
@@ -784,6 +830,7 @@ impl DeckRepository for PgDeckRepository {
         row.map(GuideRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %guide.deck_id))]
     async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
         let mut conn = checkout(&self.pool).await?;
         let row = GuideRow::from_domain(guide);
@@ -813,36 +860,31 @@ impl DeckRepository for PgDeckRepository {
             .await
             .map_err(error::query)
             .context("storing a deck guide")?;
+        self.forget_counts();
         let created = stored.id == guide.id;
         Ok((stored.into_domain()?, created))
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
         let mut conn = checkout(&self.pool).await?;
-        conn.transaction(async |conn| {
-            let deleted = diesel::delete(deck_guides::table.find(deck.0))
-                .execute(conn)
-                .await?;
-            if deleted > 0 {
-                diesel::update(decks::table.find(deck.0))
-                    .set(decks::has_guide.eq(false))
+        let deleted = conn
+            .transaction(async |conn| {
+                let deleted = diesel::delete(deck_guides::table.find(deck.0))
                     .execute(conn)
                     .await?;
-            }
-            Ok::<_, diesel::result::Error>(deleted > 0)
-        })
-        .await
-        .map_err(error::query)
-        .context("deleting a deck guide")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn like_patterns_take_wildcards_literally() {
-        assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+                if deleted > 0 {
+                    diesel::update(decks::table.find(deck.0))
+                        .set(decks::has_guide.eq(false))
+                        .execute(conn)
+                        .await?;
+                }
+                Ok::<_, diesel::result::Error>(deleted > 0)
+            })
+            .await
+            .map_err(error::query)
+            .context("deleting a deck guide")?;
+        self.forget_counts();
+        Ok(deleted)
     }
 }

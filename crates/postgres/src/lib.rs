@@ -20,6 +20,7 @@ mod pool;
 mod schema;
 mod scopes;
 mod sideboards;
+mod statement;
 mod users;
 
 use std::sync::Arc;
@@ -34,9 +35,9 @@ pub fn repositories(pool: Pool) -> Repositories {
     Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
-        decks: Arc::new(decks::PgDeckRepository { pool: pool.clone() }),
+        decks: Arc::new(decks::PgDeckRepository::new(pool.clone())),
         sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
-        catalog: Arc::new(catalog::PgCatalog { pool: pool.clone() }),
+        catalog: Arc::new(catalog::PgCatalog::new(pool.clone())),
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),

@@ -28,12 +28,14 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
 /// [`STATEMENT_TIMEOUT`] (which overrides a `statement_timeout` given in the URL's `options`).
 ///
 /// No connection is made here, so the service can start while PostgreSQL is down and report it
-/// through `StoreHealth`. Every idle connection is checked with a query before it is handed out
-/// (`RecyclingMethod::Verified`), so connections broken by a PostgreSQL restart are replaced
-/// without restarting the service.
+/// through `StoreHealth`. A checkout costs no round trip (`RecyclingMethod::Fast`): an idle
+/// connection is handed out unless it is known to be broken, which it is as soon as the server
+/// closed it (a restart, `pg_terminate_backend`) or a statement on it failed at the protocol
+/// level, so connections broken by a PostgreSQL restart are still replaced without restarting
+/// the service. The verifying `SELECT 1` it replaces was one extra round trip per checkout.
 pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Pool> {
     let mut config = ManagerConfig::default();
-    config.recycling_method = RecyclingMethod::Verified;
+    config.recycling_method = RecyclingMethod::Fast;
     config.custom_setup = Box::new(establish);
     let manager =
         AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);

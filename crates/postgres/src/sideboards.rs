@@ -23,10 +23,12 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::decks::{Bind, Conditions, CountRow, contains_pattern, direction};
+use crate::decks::CountRow;
+use crate::decks::list_query::{Conditions, contains_pattern, direction};
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
+use crate::statement::Bind;
 
 /// Every guide read. `{summary}` is `pd.summary` where the primary deck's summary is wanted,
 /// else `NULL::jsonb`; `{text}` is `g.` for the long texts, or `''::text AS` for lists (which
@@ -414,9 +416,9 @@ fn list_conditions(query: &GuideQuery) -> Conditions {
              WHERE m.guide_id = g.id AND m.opponent_archetype ILIKE {p})"
         ));
     }
-    c.contains("g.format", &f.format_contains);
+    c.contains("g.format", f.format_contains.as_deref());
     c.present("g.youtube_url", f.has_video);
-    c.contains("g.name", &f.name_contains);
+    c.contains("g.name", f.name_contains.as_deref());
     c
 }
 
@@ -573,7 +575,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             RESULT_WINDOW + 1
         );
         let counted: CountRow = conditions
-            .apply(diesel::sql_query(count_sql).into_boxed())
+            .statement(count_sql)
             .get_result(&mut conn)
             .await
             .map_err(error::query)
@@ -590,7 +592,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             guide_select(query.with_summary, false)
         );
         let rows: Vec<GuideRow> = conditions
-            .apply(diesel::sql_query(page_sql).into_boxed())
+            .statement(page_sql)
             .load(&mut conn)
             .await
             .map_err(error::query)

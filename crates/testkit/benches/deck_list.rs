@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use deckhand_domain::decks::trending::view_weight;
-use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
+use deckhand_domain::decks::{
+    DeckFilters, DeckQuery, DeckReader, DeckSort, PageRequest, SortOrder,
+};
 use deckhand_testkit::db::TestDb;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, SimpleAsyncConnection as _};
 use time::{Duration, OffsetDateTime};
@@ -92,6 +94,10 @@ fn deck_list(c: &mut Criterion) {
     let ids: Vec<_> = page.items.iter().map(|deck| deck.id).collect();
     let now = OffsetDateTime::now_utc();
     let window = Duration::hours(1);
+    let reader = DeckReader {
+        game: "mtg".into(),
+        viewer: None,
+    };
     let mut group = c.benchmark_group("deck_count_view");
     // A new visitor every time: the insert, the counter and trending update.
     let visitors = AtomicU64::new(0);
@@ -101,11 +107,12 @@ fn deck_list(c: &mut Criterion) {
             let mut visitor = [0; 32];
             visitor[..8].copy_from_slice(&n.to_le_bytes());
             let id = ids[(n % ids.len() as u64) as usize];
-            let decks = &decks;
+            let (decks, reader) = (&decks, &reader);
             async move {
                 let count = decks
-                    .count_view(id, &visitor, now, window, view_weight(now))
+                    .count_view(id, reader, &visitor, now, window, view_weight(now))
                     .await
+                    .unwrap()
                     .unwrap();
                 assert!(count.incremented);
             }
@@ -114,13 +121,14 @@ fn deck_list(c: &mut Criterion) {
     // The same visitor within the window: the dedupe path, nothing written.
     let visitor = [0xff; 32];
     runtime
-        .block_on(decks.count_view(ids[0], &visitor, now, window, view_weight(now)))
+        .block_on(decks.count_view(ids[0], &reader, &visitor, now, window, view_weight(now)))
         .unwrap();
     group.bench_function("deduplicated", |b| {
         b.to_async(&runtime).iter(|| async {
             let count = decks
-                .count_view(ids[0], &visitor, now, window, view_weight(now))
+                .count_view(ids[0], &reader, &visitor, now, window, view_weight(now))
                 .await
+                .unwrap()
                 .unwrap();
             assert!(!count.incremented);
         });

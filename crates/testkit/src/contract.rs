@@ -11,8 +11,8 @@ use deckhand_domain::decks::ports::{
     InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
 };
 use deckhand_domain::decks::{
-    ContentType, Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, HistoryType, Page,
-    PageRequest, SortOrder, Visibility, trending,
+    ContentType, Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader,
+    DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility, trending,
 };
 use deckhand_domain::identity::ports::{
     InsertApiKeyError, InsertPartnerError, InsertPatError, InsertUserError,
@@ -96,6 +96,9 @@ macro_rules! repository_contract_suite {
             lists_filter_sort_and_page_stably,
             views_count_once_per_visitor_and_window,
             trending_ranks_recent_views_first,
+            views_count_only_for_readers_who_may_see_the_deck,
+            list_items_carry_what_lists_show,
+            list_totals_follow_the_stores_own_writes,
             old_view_records_are_pruned,
             a_guide_is_created_replaced_and_deleted_with_has_guide,
             partners_round_trip_every_field,
@@ -690,11 +693,16 @@ fn list_query(viewer: Option<UserId>) -> DeckQuery {
     }
 }
 
-fn names(page: &Page<Deck>) -> Vec<String> {
-    page.items
-        .iter()
-        .map(|deck| deck.content.name.clone())
-        .collect()
+fn names(page: &Page<DeckListing>) -> Vec<String> {
+    page.items.iter().map(|deck| deck.name.clone()).collect()
+}
+
+/// An anonymous reader of mtg decks: sees the public ones.
+fn anyone() -> DeckReader {
+    DeckReader {
+        game: "mtg".into(),
+        viewer: None,
+    }
 }
 
 pub async fn decks_round_trip_and_start_at_version_one(repos: &Repositories) -> Outcome {
@@ -1092,8 +1100,16 @@ pub async fn views_count_once_per_visitor_and_window(repos: &Repositories) -> Ou
         let decks = repos.decks.clone();
         async move {
             decks
-                .count_view(new.id, &visitor, when, hour, trending::view_weight(when))
-                .await
+                .count_view(
+                    new.id,
+                    &anyone(),
+                    &visitor,
+                    when,
+                    hour,
+                    trending::view_weight(when),
+                )
+                .await?
+                .context("a visible deck")
         }
     };
     assert_eq!(
@@ -1157,6 +1173,7 @@ pub async fn trending_ranks_recent_views_first(repos: &Repositories) -> Outcome 
             .decks
             .count_view(
                 old.id,
+                &anyone(),
                 &[visitor; 32],
                 then,
                 hour,
@@ -1166,7 +1183,14 @@ pub async fn trending_ranks_recent_views_first(repos: &Repositories) -> Outcome 
     }
     repos
         .decks
-        .count_view(fresh.id, &[9; 32], now, hour, trending::view_weight(now))
+        .count_view(
+            fresh.id,
+            &anyone(),
+            &[9; 32],
+            now,
+            hour,
+            trending::view_weight(now),
+        )
         .await?;
     let mut query = list_query(None);
     query.sort = DeckSort::Trending;
@@ -1192,6 +1216,98 @@ pub async fn trending_ranks_recent_views_first(repos: &Repositories) -> Outcome 
     Ok(())
 }
 
+pub async fn views_count_only_for_readers_who_may_see_the_deck(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let mut hidden = deck(&alice, "Hidden");
+    hidden.content.visibility = Visibility::Private;
+    repos.decks.insert(&hidden).await?;
+    let hour = time::Duration::hours(1);
+    let at = datetime!(2026-06-01 12:00 UTC);
+    let reader = |game: &str, viewer: Option<&User>| DeckReader {
+        game: game.into(),
+        viewer: viewer.map(|user| user.id),
+    };
+    for refused in [
+        reader("mtg", None),
+        reader("mtg", Some(&bob)),
+        reader("lorcana", Some(&alice)),
+    ] {
+        let count = repos
+            .decks
+            .count_view(hidden.id, &refused, &[1; 32], at, hour, 0.0)
+            .await?;
+        assert_eq!(count, None, "{refused:?}");
+    }
+    let missing = repos
+        .decks
+        .count_view(DeckId(Uuid::now_v7()), &anyone(), &[1; 32], at, hour, 0.0)
+        .await?;
+    assert_eq!(missing, None);
+    // Refused views counted nothing, not even the dedupe record.
+    let owner = repos
+        .decks
+        .count_view(
+            hidden.id,
+            &reader("mtg", Some(&alice)),
+            &[1; 32],
+            at,
+            hour,
+            0.0,
+        )
+        .await?;
+    assert_eq!(
+        owner,
+        Some(ViewCount {
+            pageviews: 1,
+            incremented: true
+        })
+    );
+    Ok(())
+}
+
+/// A list item is the deck as a list shows it: every field the same as on the deck itself.
+pub async fn list_items_carry_what_lists_show(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let mut new = deck(&alice, "Izzet Phoenix");
+    new.content.youtube_url = Some("https://www.youtube.com/watch?v=abc".into());
+    new.content.archetype = Some("Tempo".into());
+    new.content.format_id = Some(format_id("mtg", "modern"));
+    new.summary.colors = vec!["U".into(), "R".into()];
+    new.summary.section_counts = [("mainboard".to_owned(), 60)].into();
+    new.provenance.source_provider = "moxfield".into();
+    repos.decks.insert(&new).await?;
+    let page = repos.decks.list(&list_query(None)).await?;
+    let stored = repos.decks.find(new.id).await?.context("the deck")?;
+    assert_eq!(page.items, [stored.listing()]);
+    assert!(page.items[0].has_video);
+    Ok(())
+}
+
+/// A store's own writes show in its next list totals, even where it remembers counts.
+pub async fn list_totals_follow_the_stores_own_writes(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let mut query = list_query(None);
+    query.page = PageRequest { page: 1, limit: 2 };
+    for n in 0..3 {
+        repos
+            .decks
+            .insert(&deck(&alice, &format!("deck {n}")))
+            .await?;
+    }
+    let before = repos.decks.list(&query).await?;
+    assert_eq!((before.total, before.total_exact), (3, true));
+    let extra = deck(&alice, "deck 3");
+    repos.decks.insert(&extra).await?;
+    assert_eq!(repos.decks.list(&query).await?.total, 4);
+    repos.decks.revise(extra.id, archive(now())).await?;
+    assert_eq!(repos.decks.list(&query).await?.total, 3);
+    Ok(())
+}
+
 pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
     let alice = user("alice");
     repos.users.insert(&alice).await?;
@@ -1201,11 +1317,11 @@ pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
     let at = datetime!(2026-06-01 12:00 UTC);
     repos
         .decks
-        .count_view(new.id, &[1; 32], at, hour, 0.0)
+        .count_view(new.id, &anyone(), &[1; 32], at, hour, 0.0)
         .await?;
     repos
         .decks
-        .count_view(new.id, &[2; 32], at + hour, hour, 0.0)
+        .count_view(new.id, &anyone(), &[2; 32], at + hour, hour, 0.0)
         .await?;
     assert_eq!(
         repos
@@ -1217,13 +1333,15 @@ pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
     // The pruned visitor counts again; the kept one is still inside its window.
     let again = repos
         .decks
-        .count_view(new.id, &[1; 32], at + hour, hour, 0.0)
-        .await?;
+        .count_view(new.id, &anyone(), &[1; 32], at + hour, hour, 0.0)
+        .await?
+        .context("a visible deck")?;
     assert!(again.incremented);
     let kept = repos
         .decks
-        .count_view(new.id, &[2; 32], at + hour, hour, 0.0)
-        .await?;
+        .count_view(new.id, &anyone(), &[2; 32], at + hour, hour, 0.0)
+        .await?
+        .context("a visible deck")?;
     assert!(!kept.incremented);
     Ok(())
 }

@@ -262,3 +262,74 @@ async fn each_test_db_is_isolated_and_dropped_with_its_schema() {
         .await
         .unwrap();
 }
+
+/// The label of mtg's mainboard section as `repos` answers it.
+async fn mainboard_label(repos: &Repositories) -> String {
+    let game = repos.catalog.game("mtg").await.unwrap().unwrap();
+    game.sections
+        .into_iter()
+        .find(|section| section.key == "mainboard")
+        .unwrap()
+        .label
+}
+
+/// Games, sections and formats are held in memory, and every instance drops its copy when the
+/// tables change (the triggers' NOTIFY), whoever changed them.
+#[tokio::test]
+async fn cached_games_follow_changes_made_by_anyone() {
+    let db = TestDb::new().await;
+    let (first, second) = (db.repositories(), db.repositories());
+    let mut admin = AsyncPgConnection::establish(db.url()).await.unwrap();
+
+    // A change the triggers do not announce is not seen once the copy is cached: proof that
+    // reads are served from memory. (Until the listener is connected nothing is cached.)
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for attempt in 0.. {
+        let seen = mainboard_label(&first).await;
+        admin
+            .batch_execute(&format!(
+                "ALTER TABLE game_sections DISABLE TRIGGER game_sections_changed; \
+                 UPDATE game_sections SET label = 'Unannounced {attempt}' WHERE key = 'mainboard'; \
+                 ALTER TABLE game_sections ENABLE TRIGGER game_sections_changed"
+            ))
+            .await
+            .unwrap();
+        if mainboard_label(&first).await == seen {
+            break;
+        }
+        assert!(Instant::now() < deadline, "games were never cached");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        second
+            .catalog
+            .formats("mtg")
+            .await
+            .unwrap()
+            .iter()
+            .all(|format| format.slug != "oathbreaker")
+    );
+
+    admin
+        .batch_execute(
+            "UPDATE game_sections SET label = 'Main deck' WHERE key = 'mainboard'; \
+             INSERT INTO formats (id, game, slug, name, position) \
+             VALUES ('7c5b3a52-52a4-4f33-a7a3-3d3f3c1c0a01', 'mtg', 'oathbreaker', 'Oathbreaker', 99)",
+        )
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let formats = second.catalog.formats("mtg").await.unwrap();
+        let announced = mainboard_label(&first).await == "Main deck"
+            && formats.iter().any(|format| format.slug == "oathbreaker");
+        if announced {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "a change never reached the caches"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -208,6 +208,28 @@ pub struct Deck {
 }
 
 impl Deck {
+    /// What a list shows of this deck.
+    pub fn listing(&self) -> DeckListing {
+        DeckListing {
+            id: self.id,
+            game: self.game.clone(),
+            author: self.author.clone(),
+            name: self.content.name.clone(),
+            visibility: self.content.visibility,
+            format_id: self.content.format_id,
+            archetype: self.content.archetype.clone(),
+            has_video: self.content.youtube_url.is_some(),
+            source_provider: self.provenance.source_provider.clone(),
+            summary: self.summary.clone(),
+            pageviews: self.pageviews,
+            likes: self.likes,
+            has_guide: self.has_guide,
+            has_sideboard_guide: self.has_sideboard_guide,
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
     pub fn is_owned_by(&self, user: Option<UserId>) -> bool {
         user == Some(self.author.id)
     }
@@ -216,6 +238,37 @@ impl Deck {
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
         self.content.visibility.admits(self.author.id, viewer)
     }
+}
+
+/// A deck as lists show it: no card lines, notes or featured choices, so a page of them is
+/// cheap to read (its summary carries the featured cards, section counts and colours).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeckListing {
+    pub id: DeckId,
+    pub game: String,
+    pub author: Author,
+    pub name: String,
+    pub visibility: Visibility,
+    pub format_id: Option<Uuid>,
+    pub archetype: Option<String>,
+    /// Whether the deck has a video (`youtube_url`).
+    pub has_video: bool,
+    pub source_provider: String,
+    pub summary: DeckSummary,
+    pub pageviews: i64,
+    pub likes: i64,
+    pub has_guide: bool,
+    pub has_sideboard_guide: bool,
+    pub created_at: OffsetDateTime,
+    pub updated_at: OffsetDateTime,
+}
+
+/// Who reads a deck by id: it counts only when it is of `game` and `viewer` may see it
+/// ([`Deck::is_visible_to`], which stores apply in their query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeckReader {
+    pub game: String,
+    pub viewer: Option<UserId>,
 }
 
 /// How a version came to be.

@@ -5,7 +5,8 @@ use time::{Duration, OffsetDateTime};
 
 use super::guide::DeckGuide;
 use super::model::{
-    Author, Deck, DeckContent, DeckId, DeckSummary, DeckVersion, HistoryType, Provenance,
+    Author, Deck, DeckContent, DeckId, DeckListing, DeckReader, DeckSummary, DeckVersion,
+    HistoryType, Provenance,
 };
 use super::query::{DeckQuery, Page};
 use crate::identity::{UserId, Username};
@@ -134,20 +135,25 @@ pub trait DeckRepository: Send + Sync {
     /// One history record.
     async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>>;
 
-    /// One page of decks; the total counts at most `RESULT_WINDOW + 1` matches.
-    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>>;
+    /// One page of decks; the total counts at most `RESULT_WINDOW + 1` matches. A total may be
+    /// a few seconds old when another instance changed decks meanwhile (each store says how
+    /// old); the store's own writes show at once.
+    async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>>;
 
     /// Counts a view by `visitor` (a keyed hash) unless that visitor has a counted view of the
     /// deck within `window`, and adds `trending_weight` to the decayed trending score in the
-    /// same statement. Atomic: parallel first views by one visitor count once.
+    /// same statement. Atomic: parallel first views by one visitor count once. `None`, counting
+    /// nothing, when there is no such deck or `reader` may not see it.
+    #[allow(clippy::too_many_arguments)]
     async fn count_view(
         &self,
         id: DeckId,
+        reader: &DeckReader,
         visitor: &[u8; 32],
         now: OffsetDateTime,
         window: Duration,
         trending_weight: f64,
-    ) -> anyhow::Result<ViewCount>;
+    ) -> anyhow::Result<Option<ViewCount>>;
 
     /// Deletes view records older than `before`; returns how many.
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64>;

@@ -14,8 +14,8 @@ use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
 use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
-    CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion, FeaturedCard,
-    FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
+    CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckReader, DeckSummary,
+    DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
 };
 use super::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
@@ -254,7 +254,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         request: ListRequest,
-    ) -> anyhow::Result<Page<Deck>> {
+    ) -> anyhow::Result<Page<DeckListing>> {
         self.decks
             .list(&DeckQuery {
                 game: game.slug.clone(),
@@ -267,7 +267,8 @@ impl DeckService {
             .await
     }
 
-    /// Registers a view of a deck the caller may see.
+    /// Registers a view of a deck the caller may see: the store checks that and counts in one
+    /// statement, without reading the deck.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn register_view(
         &self,
@@ -276,22 +277,26 @@ impl DeckService {
         id: DeckId,
         client_ip: IpAddr,
     ) -> Result<ViewCount, DeckError> {
-        self.get(principal, game, id).await?;
+        let reader = DeckReader {
+            game: game.slug.clone(),
+            viewer: principal.acting_user(),
+        };
         let visitor = match principal.user.as_ref() {
             Some(user) => Visitor::User(user.id),
             None => Visitor::Ip(client_ip),
         };
         let now = self.system.clock.now();
-        Ok(self
-            .decks
+        self.decks
             .count_view(
                 id,
+                &reader,
                 &self.visitor_hash(visitor),
                 now,
                 self.policy.pageview_window,
                 trending::view_weight(now),
             )
-            .await?)
+            .await?
+            .ok_or(DeckError::NotFound)
     }
 
     /// The deck's strategy guide as the caller may read it: whole for the owner and premium

@@ -946,18 +946,18 @@ fn views_are_counted_per_keyed_visitor_within_the_policy_window() {
     let visitors = seen.clone();
     decks
         .expect_count_view()
-        .withf(|_, _, now, window, weight| {
+        .withf(|_, _, _, now, window, weight| {
             *now == NOW
                 && *window == DeckPolicy::default().pageview_window
                 && *weight == trending::view_weight(NOW)
         })
         .times(4)
-        .returning(move |_, visitor, _, _, _| {
+        .returning(move |_, _, visitor, _, _, _| {
             visitors.lock().unwrap().push(*visitor);
-            Ok(ViewCount {
+            Ok(Some(ViewCount {
                 pageviews: 11,
                 incremented: true,
-            })
+            }))
         });
     let service = service_over(decks);
     let id = existing().id;

@@ -133,7 +133,7 @@ pub async fn deck_detail(
     let deck = state.services.decks.get(&principal, &game, deck).await?;
     let formats = formats_of(&state, &game).await?;
     let detail = DeckDetail {
-        item: DeckListItem::new(&deck, &formats, false),
+        item: DeckListItem::new(&deck.listing(), &formats, false),
         notes: deck.content.notes.clone(),
         featured_cards: deck
             .summary

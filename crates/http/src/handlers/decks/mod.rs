@@ -17,7 +17,8 @@ use actix_web::http::header::{self, HeaderValue};
 use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
-    CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedInput, FeaturedSlot, HistoryType,
+    CardLineInput, Deck, DeckChanges, DeckListing, DeckVersion, FeaturedInput, FeaturedSlot,
+    HistoryType,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
@@ -63,28 +64,27 @@ pub struct DeckListItem {
 }
 
 impl DeckListItem {
-    pub fn new(deck: &Deck, formats: &[Format], with_summary: bool) -> Self {
+    pub fn new(deck: &DeckListing, formats: &[Format], with_summary: bool) -> Self {
         let summary = &deck.summary;
         Self {
             id: deck.id.0,
-            name: deck.content.name.clone(),
+            name: deck.name.clone(),
             author: AuthorDto::from(&deck.author),
             game: deck.game.clone(),
-            visibility: vec![deck.content.visibility.as_str().to_owned()],
+            visibility: vec![deck.visibility.as_str().to_owned()],
             format: deck
-                .content
                 .format_id
                 .and_then(|id| formats.iter().find(|format| format.id == id))
                 .map(|format| FormatDto::from(format.clone())),
-            archetype: deck.content.archetype.clone(),
+            archetype: deck.archetype.clone(),
             views: deck.pageviews,
             likes: deck.likes,
             has_guide: deck.has_guide,
             has_sideboard_guide: deck.has_sideboard_guide,
-            has_video: deck.content.youtube_url.is_some(),
+            has_video: deck.has_video,
             edited_at: deck.updated_at,
             created_at: deck.created_at,
-            source_provider: deck.provenance.source_provider.clone(),
+            source_provider: deck.source_provider.clone(),
             featured_cards: with_summary.then(|| {
                 summary
                     .featured_cards

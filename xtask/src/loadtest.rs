@@ -1,0 +1,624 @@
+//! `cargo xtask loadtest`: the HTTP load benchmark of docs/benchmarks.md. Never part of `ci`.
+//!
+//! In one run, on a throwaway cluster of its own (`<target>/loadtest-pg`, fsync off like the test
+//! cluster): seed 100,000 decks with `crates/testkit/benches/decks_seed.sql`, import the 2019
+//! catalog, start the release server on it with a PAT made by `deckhand admin`, measure
+//! `pgbench -S` (the database's own ceiling) and `GET /healthz` (the HTTP ceiling), then drive
+//! every request of the table with oha (installed with `cargo install oha --locked` when
+//! missing) and print req/s, p50/p99 and each one's share of the `pgbench -S` rate.
+
+use std::fs;
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+
+use crate::pg::{self, Cluster};
+use crate::{cargo, display, run_quietly};
+
+/// The settings of a run; the defaults are the ones docs/benchmarks.md records.
+pub struct Options {
+    pub decks: u32,
+    pub connections: u32,
+    pub seconds: u32,
+    /// A server binary to measure instead of building this tree's (e.g. one built from `main`,
+    /// for a before/after comparison).
+    pub binary: Option<PathBuf>,
+}
+
+const PORT: u16 = 18_080;
+const API: &str = "/api/public/v1/games/mtg";
+/// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
+const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+const CATALOG: &str = "../shared/data/mtg/default-cards-2019.jsonl.gz";
+
+/// One measured request shape.
+struct Case {
+    name: &'static str,
+    /// The issue's goal as a share of `pgbench -S` (none for the ceilings themselves).
+    goal: Option<f64>,
+    oha: Vec<String>,
+}
+
+struct Measured {
+    requests: f64,
+    rate: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    ok_share: f64,
+}
+
+pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
+    let started = Instant::now();
+    let deckhand = match &options.binary {
+        Some(binary) => binary.clone(),
+        None => {
+            cargo(root, &["build", "--release", "--locked", "-p", "deckhand"])?;
+            target.join("release/deckhand")
+        }
+    };
+    if !deckhand.is_file() {
+        bail!("{} is missing", deckhand.display());
+    }
+    println!("measuring {}", deckhand.display());
+    let oha = oha(root)?;
+    let work = target.join("loadtest");
+    fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+
+    let cluster_dir = target.join("loadtest-pg");
+    let cluster = Cluster::at(cluster_dir.clone());
+    cluster.stop()?;
+    if cluster_dir.exists() {
+        fs::remove_dir_all(&cluster_dir)
+            .with_context(|| format!("removing {}", cluster_dir.display()))?;
+    }
+    // pg_stat_statements counts the statements each request costs the database.
+    cluster.start_with("-c shared_preload_libraries=pg_stat_statements")?;
+    let result = measure(root, &cluster, &deckhand, &oha, &work, options);
+    if let Err(err) = cluster.stop() {
+        eprintln!("warning: could not stop the load test cluster: {err:#}");
+    }
+    println!("total time {:.0}s", started.elapsed().as_secs_f64());
+    result
+}
+
+fn measure(
+    root: &Path,
+    cluster: &Cluster,
+    deckhand: &Path,
+    oha: &Path,
+    work: &Path,
+    options: &Options,
+) -> Result<()> {
+    let socket = cluster.socket();
+    let url = format!(
+        "postgresql:///deckhand?host={}&user=postgres",
+        socket.display()
+    );
+    psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
+    psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
+    let app = |args: &[&str]| -> Result<String> {
+        let mut cmd = Command::new(deckhand);
+        cmd.args(args)
+            .env("DATABASE_URL", &url)
+            .env("DECKHAND_SECRET_KEY", SECRET_KEY)
+            .env("RUST_LOG", "warn");
+        output(&mut cmd)
+    };
+    app(&["migrate"])?;
+    psql(
+        cluster,
+        "deckhand",
+        &["-c", "CREATE EXTENSION pg_stat_statements"],
+    )?;
+    let seeding = Instant::now();
+    let seed = root.join("crates/testkit/benches/decks_seed.sql");
+    let size = format!("SET deckhand.seed_decks = {}", options.decks);
+    psql(
+        cluster,
+        "deckhand",
+        &[
+            "-c",
+            &size,
+            "-f",
+            &path_text(&seed)?,
+            "-c",
+            "VACUUM ANALYZE",
+        ],
+    )?;
+    let catalog = root.join(CATALOG);
+    app(&[
+        "admin",
+        "catalog",
+        "import",
+        "--game",
+        "mtg",
+        "--source",
+        "scryfall",
+        &path_text(&catalog)?,
+    ])?;
+    psql(cluster, "deckhand", &["-c", "VACUUM ANALYZE"])?;
+    println!(
+        "seeded {} decks and the 2019 catalog in {:.0}s",
+        options.decks,
+        seeding.elapsed().as_secs_f64()
+    );
+
+    // player_1 owns the most decks (the seed's skew): its PAT reads and writes its own.
+    let pat: Value = serde_json::from_str(&app(&[
+        "admin",
+        "pat",
+        "create",
+        "--user",
+        "player_1",
+        "--scopes",
+        "decks:read decks:write",
+    ])?)
+    .context("`deckhand admin pat create` printed no JSON")?;
+    let token = pat["token"].as_str().context("no token in the PAT")?;
+    let bearer = format!("Authorization: Bearer {token}");
+    let base = format!("http://127.0.0.1:{PORT}");
+    let own = "md5('seed-user-1')::uuid";
+    let detail_id = query(
+        cluster,
+        &format!(
+            "SELECT id FROM decks WHERE game = 'mtg' AND visibility = 'public' \
+             AND NOT is_archived AND owner_id = {own} ORDER BY id LIMIT 1"
+        ),
+    )?;
+    let public_decks = query(
+        cluster,
+        "SELECT id FROM decks WHERE game = 'mtg' AND visibility = 'public' AND NOT is_archived",
+    )?;
+    let view_urls = work.join("view-urls.txt");
+    write_lines(&view_urls, &public_decks, |id| {
+        format!("{base}{API}/decks/{id}/views")
+    })?;
+    let own_decks = query(
+        cluster,
+        &format!("SELECT id FROM decks WHERE game = 'mtg' AND owner_id = {own}"),
+    )?;
+    let patch_urls = work.join("patch-urls.txt");
+    write_lines(&patch_urls, &own_decks, |id| {
+        format!("{base}{API}/decks/{id}")
+    })?;
+    let resolve_body = work.join("resolve-1000.json");
+    fs::write(&resolve_body, query(cluster, RESOLVE_BODY)?)?;
+
+    let pgbench_rate = pgbench(cluster, options)?;
+
+    let log = work.join("server.log");
+    let mut server = Command::new(deckhand)
+        .arg("serve")
+        .env("DATABASE_URL", &url)
+        .env("DECKHAND_SECRET_KEY", SECRET_KEY)
+        .env("DECKHAND_BIND", format!("127.0.0.1:{PORT}"))
+        .env("DECKHAND_RATE_LIMITS", "off")
+        // The shortest dedupe window: with a random deck each time, nearly every view counts,
+        // as if each came from a new visitor.
+        .env("DECKHAND_PAGEVIEW_DEDUPE_SECS", "1")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log)?)
+        .spawn()
+        .context("starting the server")?;
+    let result = drive(
+        cluster,
+        &mut server,
+        oha,
+        options,
+        pgbench_rate,
+        &Targets {
+            base: &base,
+            bearer: &bearer,
+            detail_id: &detail_id,
+            view_urls: &view_urls,
+            patch_urls: &patch_urls,
+            resolve_body: &resolve_body,
+        },
+    );
+    // The server is ours: stop exactly it.
+    let _ = server.kill();
+    let _ = server.wait();
+    result.with_context(|| format!("the server's log is {}", log.display()))
+}
+
+struct Targets<'a> {
+    base: &'a str,
+    bearer: &'a str,
+    detail_id: &'a str,
+    view_urls: &'a Path,
+    patch_urls: &'a Path,
+    resolve_body: &'a Path,
+}
+
+fn drive(
+    cluster: &Cluster,
+    server: &mut Child,
+    oha: &Path,
+    options: &Options,
+    pgbench_rate: f64,
+    targets: &Targets<'_>,
+) -> Result<()> {
+    wait_for_health(server)?;
+    let Targets {
+        base,
+        bearer,
+        detail_id,
+        ..
+    } = targets;
+    let list = format!("{base}{API}/decks?limit=20");
+    let detail = format!("{base}{API}/decks/{detail_id}");
+    let args = |items: &[&str]| items.iter().map(|item| (*item).to_owned()).collect();
+    let cases = vec![
+        Case {
+            name: "GET /healthz",
+            goal: None,
+            oha: args(&[&format!("{base}/healthz")]),
+        },
+        Case {
+            name: "list editedAt",
+            goal: Some(0.15),
+            oha: args(&[&list]),
+        },
+        Case {
+            name: "list views",
+            goal: Some(0.15),
+            oha: args(&[&format!("{list}&sort=views")]),
+        },
+        Case {
+            name: "list q=phoenix",
+            goal: Some(0.10),
+            oha: args(&[&format!("{list}&q=phoenix")]),
+        },
+        Case {
+            name: "detail anonymous",
+            goal: Some(0.25),
+            oha: args(&[&detail]),
+        },
+        Case {
+            name: "detail with a PAT",
+            goal: Some(0.25),
+            oha: args(&["-H", bearer, &detail]),
+        },
+        Case {
+            name: "POST views (counted)",
+            goal: Some(0.15),
+            oha: args(&[
+                "-m",
+                "POST",
+                "--urls-from-file",
+                &path_text(targets.view_urls)?,
+            ]),
+        },
+        Case {
+            name: "PATCH notes",
+            goal: Some(0.05),
+            oha: args(&[
+                "-m",
+                "PATCH",
+                "-H",
+                bearer,
+                "-T",
+                "application/json",
+                "-d",
+                r#"{"notes":"Load test notes: a new version and history record."}"#,
+                "--urls-from-file",
+                &path_text(targets.patch_urls)?,
+            ]),
+        },
+    ];
+    let concurrency = options.connections.to_string();
+    let seconds = format!("{}s", options.seconds);
+    println!(
+        "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10}",
+        "request", "req/s", "p50 ms", "p99 ms", "ok", "share", "goal", "stmts/req"
+    );
+    println!(
+        "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10}",
+        "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "1"
+    );
+    let mut peaks = Vec::new();
+    for case in &cases {
+        let mut oha_args = vec![
+            "-c".to_owned(),
+            concurrency.clone(),
+            "-z".to_owned(),
+            seconds.clone(),
+        ];
+        oha_args.extend(case.oha.iter().cloned());
+        statements(cluster)?;
+        let measured = run_oha(oha, &oha_args)?;
+        let per_request = statements(cluster)? / measured.requests.max(1.0);
+        print_row(
+            case.name,
+            &measured,
+            pgbench_rate,
+            case.goal,
+            Some(per_request),
+        );
+        peaks.push((case.name, measured.rate));
+    }
+
+    // Latency at half the peak rate: what a client sees when the service is not saturated.
+    println!("\nat half the peak rate (goal p99 < 10 ms list, < 5 ms detail):");
+    for (name, index) in [("list editedAt", 1), ("detail anonymous", 4)] {
+        let half = (peaks[index].1 / 2.0).max(1.0);
+        let mut oha_args = vec![
+            "-c".to_owned(),
+            concurrency.clone(),
+            "-z".to_owned(),
+            seconds.clone(),
+            "-q".to_owned(),
+            format!("{half:.0}"),
+        ];
+        oha_args.extend(cases[index].oha.iter().cloned());
+        let measured = run_oha(oha, &oha_args)?;
+        print_row(name, &measured, pgbench_rate, None, None);
+    }
+
+    // One request at a time: the latency of a resolution of 1000 identifiers (goal < 20 ms).
+    let resolve = run_oha(
+        oha,
+        &args(&[
+            "-c",
+            "1",
+            "-n",
+            "200",
+            "-m",
+            "POST",
+            "-T",
+            "application/json",
+            "-D",
+            &path_text(targets.resolve_body)?,
+            &format!("{base}{API}/cards/resolve"),
+        ]),
+    )?;
+    println!("\nresolve 1000 identifiers, one at a time (goal median < 20 ms):");
+    print_row("POST cards/resolve", &resolve, pgbench_rate, None, None);
+
+    let status = fs::read_to_string(format!("/proc/{}/status", server.id()))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map_or("?".to_owned(), |value| value.trim().to_owned())
+    };
+    println!(
+        "\nserver memory: peak RSS {} (goal < 150 MB), now {}",
+        field("VmHWM:"),
+        field("VmRSS:")
+    );
+    Ok(())
+}
+
+fn print_row(
+    name: &str,
+    measured: &Measured,
+    ceiling: f64,
+    goal: Option<f64>,
+    statements: Option<f64>,
+) {
+    let share = measured.rate / ceiling;
+    let verdict = match goal {
+        Some(goal) if share >= goal => format!("{goal:.2} ok"),
+        Some(goal) => format!("{goal:.2} NO"),
+        None => "-".to_owned(),
+    };
+    let statements = statements.map_or("-".to_owned(), |count| format!("{count:.1}"));
+    println!(
+        "{:<24} {:>9.0} {:>9.2} {:>9.2} {:>6.1}% {:>6.2} {:>8} {:>10}",
+        name,
+        measured.rate,
+        measured.p50_ms,
+        measured.p99_ms,
+        measured.ok_share * 100.0,
+        share,
+        verdict,
+        statements
+    );
+}
+
+/// The statements the server ran on `deckhand` since the last call (the monitoring's own
+/// statements left out), then a reset.
+fn statements(cluster: &Cluster) -> Result<f64> {
+    let count = query(
+        cluster,
+        "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements \
+         WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'deckhand') \
+         AND query NOT LIKE '%pg_stat_statements%'",
+    )?;
+    query(cluster, "SELECT pg_stat_statements_reset()")?;
+    count
+        .parse()
+        .with_context(|| format!("pg_stat_statements gave {count:?}"))
+}
+
+fn run_oha(oha: &Path, args: &[String]) -> Result<Measured> {
+    let mut cmd = Command::new(oha);
+    cmd.args(["--no-tui", "--output-format", "json"]).args(args);
+    let text = output(&mut cmd)?;
+    let report: Value = serde_json::from_str(&text).context("oha printed no JSON")?;
+    let seconds = |pointer: &str| {
+        report
+            .pointer(pointer)
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN)
+    };
+    let statuses = report["statusCodeDistribution"]
+        .as_object()
+        .context("no status codes in oha's report")?;
+    let total: f64 = statuses.values().filter_map(Value::as_f64).sum();
+    let ok: f64 = statuses
+        .iter()
+        .filter(|(code, _)| code.starts_with('2'))
+        .filter_map(|(_, count)| count.as_f64())
+        .sum();
+    Ok(Measured {
+        requests: total,
+        rate: ok / seconds("/summary/total"),
+        p50_ms: seconds("/latencyPercentiles/p50") * 1000.0,
+        p99_ms: seconds("/latencyPercentiles/p99") * 1000.0,
+        ok_share: if total > 0.0 { ok / total } else { 0.0 },
+    })
+}
+
+/// `pgbench -S` on its own database, as many clients as the HTTP runs use; returns its tps.
+fn pgbench(cluster: &Cluster, options: &Options) -> Result<f64> {
+    let socket = path_text(&cluster.socket())?;
+    run_quietly(pg::pg_command("pgbench")?.args([
+        "-i", "-s", "10", "-q", "-h", &socket, "-U", "postgres", "pgbench",
+    ]))?;
+    let clients = options.connections.to_string();
+    let seconds = options.seconds.to_string();
+    let text = output(pg::pg_command("pgbench")?.args([
+        "-S", "-c", &clients, "-j", "2", "-T", &seconds, "-h", &socket, "-U", "postgres", "pgbench",
+    ]))?;
+    text.lines()
+        .find_map(|line| line.strip_prefix("tps = "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|tps| tps.parse().ok())
+        .with_context(|| format!("no tps in pgbench's output:\n{text}"))
+}
+
+/// 1000 identifiers from the imported catalog, cycling through every kind and some misses.
+const RESOLVE_BODY: &str = "
+SELECT json_build_object('identifiers', json_agg(identifier ORDER BY n))
+FROM (
+    SELECT n, CASE n % 8
+        WHEN 0 THEN json_build_object('variantId', variant_id)
+        WHEN 1 THEN json_build_object('catalog_a_id', coalesce(catalog_a_id, name))
+        WHEN 2 THEN json_build_object('catalog_b_id', coalesce(catalog_b_id, name))
+        WHEN 3 THEN json_build_object('catalog_c_id', coalesce(catalog_c_id, name))
+        WHEN 4 THEN json_build_object('set', set, 'collector_number', collector_number)
+        WHEN 5 THEN json_build_object('cardId', card_id)
+        WHEN 6 THEN json_build_object('name', upper(name))
+        ELSE json_build_object('name', 'No Such Card ' || n)
+    END AS identifier
+    FROM (SELECT row_number() OVER (ORDER BY variant_id) AS n, *
+          FROM catalog_printings WHERE game = 'mtg' AND lang = 'en') AS printings
+    WHERE n % 45 = 0 LIMIT 1000
+) AS picked";
+
+fn wait_for_health(server: &mut Child) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(status) = server.try_wait()? {
+            bail!("the server stopped at start ({status})");
+        }
+        if get_status(&format!("127.0.0.1:{PORT}"), "/healthz").is_ok_and(|code| code == 200) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("the server did not answer /healthz within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The status code of one HTTP/1.1 GET: enough to know the server is up.
+fn get_status(address: &str, path: &str) -> Result<u16> {
+    let mut stream = TcpStream::connect(address)?;
+    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head)?;
+    let text = String::from_utf8_lossy(&head);
+    text.get(9..12)
+        .and_then(|code| code.parse().ok())
+        .context("not an HTTP answer")
+}
+
+fn psql(cluster: &Cluster, database: &str, args: &[&str]) -> Result<String> {
+    let socket = path_text(&cluster.socket())?;
+    output(
+        pg::pg_command("psql")?
+            .args([
+                "-X",
+                "-q",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-h",
+                &socket,
+                "-U",
+                "postgres",
+            ])
+            .args(["-d", database])
+            .args(args),
+    )
+}
+
+/// The rows of `sql` as text, one a line, without headers.
+fn query(cluster: &Cluster, sql: &str) -> Result<String> {
+    Ok(psql(cluster, "deckhand", &["-A", "-t", "-c", sql])?
+        .trim()
+        .to_owned())
+}
+
+fn write_lines(path: &Path, rows: &str, line: impl Fn(&str) -> String) -> Result<()> {
+    let mut text = String::new();
+    for row in rows.lines().filter(|row| !row.is_empty()) {
+        text.push_str(&line(row));
+        text.push('\n');
+    }
+    if text.is_empty() {
+        bail!("no rows for {}", path.display());
+    }
+    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Runs `cmd` and returns its stdout; fails with its output when it fails.
+fn output(cmd: &mut Command) -> Result<String> {
+    let result = cmd
+        .output()
+        .with_context(|| format!("could not start `{}`", display(cmd)))?;
+    if !result.status.success() {
+        bail!(
+            "`{}` failed ({}):\n{}{}",
+            display(cmd),
+            result.status,
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&result.stdout).into_owned())
+}
+
+fn path_text(path: &Path) -> Result<String> {
+    path.to_str()
+        .map(str::to_owned)
+        .with_context(|| format!("{} is not UTF-8", path.display()))
+}
+
+/// oha from PATH or cargo's bin directory, installed there when missing.
+fn oha(root: &Path) -> Result<PathBuf> {
+    let installed = || {
+        let on_path = std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join("oha"))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+        on_path
+            .into_iter()
+            .chain(cargo_home.map(|home| home.join("bin/oha")))
+            .find(|bin| bin.is_file())
+    };
+    if let Some(bin) = installed() {
+        return Ok(bin);
+    }
+    println!("oha is missing: installing it");
+    cargo(root, &["install", "oha", "--locked"])?;
+    installed().context("`cargo install oha` finished but oha is not on PATH or in ~/.cargo/bin")
+}
