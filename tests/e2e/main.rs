@@ -12,3 +12,4 @@ mod partners;
 mod probes;
 mod resilience;
 mod support;
+mod sync;

@@ -1,6 +1,7 @@
 //! Decks: their content, history, visibility and ownership rules, and the listing.
 
 mod changes;
+pub mod diff;
 pub mod export;
 mod guide;
 mod model;
