@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod decks;
 pub mod error;
 pub mod identity;
+pub mod patch;
 pub mod ports;
 pub mod services;
 pub mod settings;
@@ -16,5 +17,6 @@ pub mod time;
 pub mod validation;
 
 pub use error::StoreUnavailable;
+pub use patch::Patch;
 pub use services::Services;
 pub use settings::ServiceSettings;
