@@ -13,3 +13,4 @@ mod probes;
 mod resilience;
 mod sideboard_guides;
 mod support;
+mod sync;

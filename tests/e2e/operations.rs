@@ -86,6 +86,10 @@ async fn the_openapi_document_lists_the_operations() {
         ("get", "/api/public/v1/games/{game}/decks/{id}"),
         ("patch", "/api/public/v1/games/{game}/decks/{id}"),
         ("get", "/api/public/v1/games/{game}/decks/{id}/versions"),
+        (
+            "get",
+            "/api/public/v1/games/{game}/decks/{id}/versions/{from}/diff/{to}",
+        ),
         ("post", "/api/public/v1/games/{game}/decks/{id}/rollback"),
         ("post", "/api/public/v1/games/{game}/decks/{id}/views"),
         ("get", "/api/public/v1/games/{game}/decks/{id}/guide"),

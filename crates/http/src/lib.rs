@@ -9,6 +9,7 @@ mod access;
 pub mod auth;
 pub mod body;
 mod client_ip;
+mod conditional;
 mod dto;
 mod error;
 mod export_cache;

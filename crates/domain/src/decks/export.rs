@@ -12,7 +12,7 @@ use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
 use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity, check_section};
-use super::model::{Deck, DeckId};
+use super::model::{DeckContent, DeckId};
 use super::service::{DeckError, DeckService};
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
 
@@ -48,14 +48,14 @@ fn readable_sections(game: &Game) -> Vec<SectionSpec> {
         .collect()
 }
 
-/// A stored deck as a list: its cards with their catalog printings, maybeboard left out.
-pub fn deck_list(game: &Game, deck: &Deck) -> DeckList {
+/// A stored deck's content as a list: its cards with their catalog printings, maybeboard
+/// left out.
+pub fn deck_list(game: &Game, content: &DeckContent) -> DeckList {
     DeckList {
         sections: exported_sections(game)
             .into_iter()
             .map(|section| {
-                let lines = deck
-                    .content
+                let lines = content
                     .cards
                     .iter()
                     .filter(|card| card.section == section.key)
@@ -130,24 +130,42 @@ impl ExportService {
     /// The text of a stored deck the caller may see. Visibility is decided on the deck as it is
     /// now, before the cache is consulted, so a cached render never reaches a caller who may not
     /// see the deck.
+    ///
+    /// With `version`, the text of that past version instead (`NotFound` outside 1..N); a
+    /// version never changes once written, so its key is its number.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn deck(
         &self,
         principal: &Principal,
         game: &Game,
         id: DeckId,
+        version: Option<i32>,
         cache: &dyn ExportCache,
     ) -> Result<Arc<str>, DeckError> {
-        let deck = self.decks.get(principal, game, id).await?;
-        let key = ExportKey {
-            deck: deck.id,
-            updated_at: deck.updated_at,
-            version: deck.version,
+        let (key, content) = match version {
+            None => {
+                let deck = self.decks.get(principal, game, id).await?;
+                let key = ExportKey {
+                    deck: deck.id,
+                    updated_at: deck.updated_at,
+                    version: deck.version,
+                };
+                (key, deck.content)
+            }
+            Some(number) => {
+                let past = self.decks.version(principal, game, id, number).await?;
+                let key = ExportKey {
+                    deck: id,
+                    updated_at: past.edited_at,
+                    version: past.version_number,
+                };
+                (key, past.content)
+            }
         };
         if let Some(text) = cache.get(&key) {
             return Ok(text);
         }
-        let text: Arc<str> = text::render(&deck_list(game, &deck)).into();
+        let text: Arc<str> = text::render(&deck_list(game, &content)).into();
         cache.insert(key, Arc::clone(&text));
         Ok(text)
     }
@@ -423,7 +441,7 @@ mod tests {
     use super::*;
     use crate::catalog::Section;
     use crate::decks::model::{
-        Author, CardSnapshot, DeckCard, DeckContent, DeckSummary, Provenance, Visibility,
+        Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckSummary, Provenance, Visibility,
     };
     use crate::identity::{UserId, Username};
 
@@ -532,6 +550,7 @@ mod tests {
             &Principal::anonymous(),
             &mtg(),
             DeckId(uuid::Uuid::nil()),
+            None,
             cache,
         ))
     }
@@ -598,7 +617,8 @@ mod tests {
                 card("mainboard", 4, "Island", "dom", "255"),
                 card("maybeboard", 1, "Opt", "dom", "60"),
                 card("commander", 1, "Chromium, the Mutable", "m19", "214"),
-            ]),
+            ])
+            .content,
         );
         assert_eq!(
             text::render(&list),

@@ -2,6 +2,7 @@
 
 mod card_line;
 mod changes;
+pub mod diff;
 pub mod export;
 mod guide;
 mod model;

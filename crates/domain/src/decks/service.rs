@@ -12,6 +12,7 @@ use crate::validation::{FieldViolation, Violations};
 
 use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
 use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
+use super::diff::{self, VersionDiff};
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckReader, DeckSummary,
@@ -212,6 +213,45 @@ impl DeckService {
         Ok(self.decks.versions(id).await?)
     }
 
+    /// Version `number` of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, number))]
+    pub async fn version(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        number: i32,
+    ) -> Result<DeckVersion, DeckError> {
+        self.get(principal, game, id).await?;
+        self.stored_version(id, number).await
+    }
+
+    /// What changed from version `from` to version `to` of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, from, to))]
+    pub async fn diff(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        from: i32,
+        to: i32,
+    ) -> Result<VersionDiff, DeckError> {
+        self.get(principal, game, id).await?;
+        let from = self.stored_version(id, from).await?;
+        let to = self.stored_version(id, to).await?;
+        Ok(diff::between(game, &from, &to))
+    }
+
+    /// Version `number`, or `NotFound` for a number outside 1..N. Versions are immutable once
+    /// written, so reading one outside any lock is safe.
+    async fn stored_version(&self, id: DeckId, number: i32) -> Result<DeckVersion, DeckError> {
+        let version = match number {
+            1.. => self.decks.version(id, number).await?,
+            _ => None,
+        };
+        version.ok_or(DeckError::NotFound)
+    }
+
     /// Restores the content of version `number` as a new version (forward-saving).
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, version = number))]
     pub async fn rollback(
@@ -222,12 +262,7 @@ impl DeckService {
         number: i32,
         if_match: Option<i32>,
     ) -> Result<Deck, DeckError> {
-        // Versions are immutable once written, so reading one outside the lock is safe.
-        let version = match number {
-            1.. => self.decks.version(id, number).await?,
-            _ => None,
-        };
-        let version = version.ok_or(DeckError::NotFound)?;
+        let version = self.stored_version(id, number).await?;
         let writer = principal.acting_user();
         let game = game.clone();
         let now = self.system.clock.now();

@@ -1,3 +1,4 @@
+use actix_web::http::header::ETag;
 use actix_web::{HttpResponse, post, web};
 
 use super::{DeckBody, DeckWriteRecord, etag};
@@ -35,6 +36,6 @@ pub async fn create_deck(
         .create(&principal, &game, body.into())
         .await?;
     Ok(HttpResponse::Created()
-        .insert_header(etag(&deck))
+        .insert_header(ETag(etag(&deck)))
         .json(DeckWriteRecord::from(&deck)))
 }

@@ -1,4 +1,4 @@
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::catalog::Game;
 use deckhand_domain::decks::{Deck, DeckCard};
 use serde::{Deserialize, Serialize};
@@ -7,6 +7,7 @@ use uuid::Uuid;
 
 use super::{DeckListItem, etag, formats_of};
 use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::decks::FeaturedCardDto;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -112,15 +113,17 @@ fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
 /// One deck. Non-public decks are visible to their owner only (404 for others).
 #[utoipa::path(
     tag = "decks",
-    params(DeckPath, DetailQuery),
+    params(DeckPath, DetailQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, body = DeckDetail, headers(("ETag" = String))),
+        (status = 200, body = DeckDetail, headers(("ETag" = String, description = "`\"<version>\"`"))),
+        (status = 304, description = "`If-None-Match` names the current version"),
         (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
     )
 )]
 #[get("/games/{game}/decks/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn deck_detail(
+    request: HttpRequest,
     state: web::Data<HttpState>,
     DeckAccess {
         principal,
@@ -148,5 +151,10 @@ pub async fn deck_detail(
             .as_ref()
             .map(|Expand::Cards| expanded_cards(&game, &deck)),
     };
-    Ok(HttpResponse::Ok().insert_header(etag(&deck)).json(detail))
+    Ok(json_tagged(
+        &request,
+        HttpResponse::Ok(),
+        etag(&deck),
+        &detail,
+    ))
 }

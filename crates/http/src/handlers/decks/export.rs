@@ -27,6 +27,10 @@ pub struct ExportBody {
     /// A deck of this game the caller may see.
     #[serde(default)]
     deck_id: Option<Uuid>,
+    /// With `deck_id`: export this past version (1-based, as in the versions list) instead
+    /// of the deck as it is; a number outside the history is 404.
+    #[serde(default)]
+    version: Option<i64>,
     /// An inline deck; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
     #[schema(value_type = Option<DeckPayloadDto>)]
@@ -47,7 +51,8 @@ pub struct DeckPayloadDto {
 
 /// What the body asks to export, checked for "exactly one of".
 enum Request {
-    Deck(DeckId),
+    /// A stored deck, as it is or at a past version.
+    Deck(DeckId, Option<i32>),
     Payload(ExportPayload),
 }
 
@@ -62,7 +67,19 @@ fn one_of(field: &str, message: &str) -> ApiError {
 impl ExportBody {
     fn try_into_request(self) -> Result<Request, ApiError> {
         match (self.deck_id, self.deck_payload) {
-            (Some(id), None) => Ok(Request::Deck(DeckId(id))),
+            // A number no version can have is simply out of range: 0 is 404 too.
+            (Some(id), None) => Ok(Request::Deck(
+                DeckId(id),
+                self.version
+                    .map(|number| i32::try_from(number).unwrap_or(0)),
+            )),
+            (None, Some(_)) if self.version.is_some() => {
+                Err(ApiError::validation(vec![FieldError {
+                    field: "version".into(),
+                    code: "invalid".into(),
+                    message: "version goes with deck_id, not with deck_payload".into(),
+                }]))
+            }
             (None, Some(payload)) => {
                 let content = match (payload.cards, payload.text) {
                     (Some(cards), None) => {
@@ -125,9 +142,9 @@ pub async fn export_text(
 ) -> Result<HttpResponse, ApiError> {
     let export = &state.services.export;
     let (text, warnings) = match body.try_into_request()? {
-        Request::Deck(id) => {
+        Request::Deck(id, version) => {
             let text = export
-                .deck(&principal, &game, id, &state.export_cache)
+                .deck(&principal, &game, id, version, &state.export_cache)
                 .await?;
             (text.to_string(), None)
         }

@@ -10,6 +10,7 @@ use uuid::Uuid;
 
 use super::{DeckListItem, formats_of};
 use crate::access::{GameAccess, GamePath, ReadDecks};
+use crate::conditional::{IfNoneMatchHeader, json_page};
 use crate::error::ApiError;
 use crate::pagination::{ListOptions, Paginated};
 use crate::state::HttpState;
@@ -115,9 +116,11 @@ impl DeckListQuery {
 /// archived ones.
 #[utoipa::path(
     tag = "decks",
-    params(GamePath, DeckListQuery),
+    params(GamePath, DeckListQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object)),
+        (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object),
+            headers(("ETag" = String, description = "A weak tag over the page"))),
+        (status = 304, description = "`If-None-Match` names the page as it is"),
         (status = 400, description = "A query parameter is invalid"),
         (status = 403), (status = 404, description = "Unknown game"),
     )
@@ -141,11 +144,6 @@ pub async fn list_decks(
         .iter()
         .map(|deck| DeckListItem::new(deck, &formats, summary))
         .collect();
-    Ok(HttpResponse::Ok().json(Paginated::new(
-        &request,
-        &state.config.public_url,
-        &page,
-        asked,
-        data,
-    )))
+    let body = Paginated::new(&request, &state.config.public_url, &page, asked, data);
+    json_page(&request, &body)
 }

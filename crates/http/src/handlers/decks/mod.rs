@@ -2,6 +2,7 @@
 
 pub(crate) mod create;
 pub(crate) mod detail;
+pub(crate) mod diff;
 pub(crate) mod export;
 pub(crate) mod guide;
 pub(crate) mod list;
@@ -13,7 +14,7 @@ pub(crate) mod views;
 use std::collections::BTreeMap;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header::{self, EntityTag};
 use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
@@ -348,11 +349,10 @@ impl From<DeckBody> for DeckChanges {
     }
 }
 
-/// `ETag: "<version>"`: the version a later `If-Match` names.
-pub fn etag(deck: &Deck) -> (header::HeaderName, HeaderValue) {
-    let value = HeaderValue::from_str(&format!("\"{}\"", deck.version))
-        .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
-    (header::ETAG, value)
+/// `"<version>"`: the tag of the deck's detail and write record, and what a later `If-Match`
+/// names. It versions the content; counters (views, likes) move without it.
+pub fn etag(deck: &Deck) -> EntityTag {
+    EntityTag::new_strong(deck.version.to_string())
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that

@@ -1,3 +1,4 @@
+use actix_web::http::header::ETag;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -50,6 +51,6 @@ pub async fn rollback_deck(
         .rollback(&principal, &game, deck, number, expected)
         .await?;
     Ok(HttpResponse::Ok()
-        .insert_header(etag(&deck))
+        .insert_header(ETag(etag(&deck)))
         .json(DeckWriteRecord::from(&deck)))
 }

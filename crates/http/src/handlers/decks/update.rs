@@ -1,3 +1,4 @@
+use actix_web::http::header::ETag;
 use actix_web::{HttpRequest, HttpResponse, patch, web};
 
 use super::{DeckBody, DeckWriteRecord, etag, if_match};
@@ -38,6 +39,6 @@ pub async fn update_deck(
         .update(&principal, &game, deck, body.into(), expected)
         .await?;
     Ok(HttpResponse::Ok()
-        .insert_header(etag(&deck))
+        .insert_header(ETag(etag(&deck)))
         .json(DeckWriteRecord::from(&deck)))
 }

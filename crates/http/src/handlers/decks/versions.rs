@@ -1,22 +1,26 @@
-use actix_web::{HttpResponse, get, web};
+use actix_web::http::header::EntityTag;
+use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::DeckVersionDto;
 use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
 /// The deck's history, oldest first: position 1 is the create event.
 #[utoipa::path(
     tag = "decks",
-    params(DeckPath),
+    params(DeckPath, IfNoneMatchHeader),
     responses(
-        (status = 200, body = Vec<DeckVersionDto>),
+        (status = 200, body = Vec<DeckVersionDto>, headers(("ETag" = String, description = "`\"<newest version number>\"`"))),
+        (status = 304, description = "`If-None-Match` names the newest version"),
         (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
     )
 )]
 #[get("/games/{game}/decks/{id}/versions")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn deck_versions(
+    request: HttpRequest,
     state: web::Data<HttpState>,
     DeckAccess {
         principal,
@@ -30,10 +34,13 @@ pub async fn deck_versions(
         .decks
         .versions(&principal, &game, deck)
         .await?;
-    Ok(HttpResponse::Ok().json(
-        versions
-            .iter()
-            .map(DeckVersionDto::from)
-            .collect::<Vec<_>>(),
+    // The history only grows, so its newest number versions it.
+    let newest = versions.last().map_or(0, |version| version.version_number);
+    let body: Vec<DeckVersionDto> = versions.iter().map(DeckVersionDto::from).collect();
+    Ok(json_tagged(
+        &request,
+        HttpResponse::Ok(),
+        EntityTag::new_strong(newest.to_string()),
+        &body,
     ))
 }

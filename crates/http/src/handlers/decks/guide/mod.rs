@@ -4,6 +4,7 @@ pub(crate) mod delete;
 pub(crate) mod put;
 pub(crate) mod read;
 
+use actix_web::http::header::EntityTag;
 use deckhand_domain::decks::{DeckGuide, GuideView};
 use serde::Serialize;
 use time::OffsetDateTime;
@@ -53,4 +54,17 @@ impl From<GuideView> for GuideDto {
             is_truncated,
         }
     }
+}
+
+/// The guide's tag: when it was last written, and whether this answer is the preview (the
+/// owner and a non-premium reader see different bodies of one guide); `"none"` for `null`.
+fn guide_etag(view: Option<&GuideView>) -> EntityTag {
+    EntityTag::new_strong(view.map_or_else(
+        || "none".to_owned(),
+        |view| {
+            let written = view.guide.updated_at.unix_timestamp_nanos();
+            let part = if view.is_truncated { "preview" } else { "full" };
+            format!("{written}-{part}")
+        },
+    ))
 }

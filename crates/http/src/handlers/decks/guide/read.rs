@@ -1,7 +1,8 @@
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 
-use super::GuideDto;
+use super::{GuideDto, guide_etag};
 use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -9,15 +10,17 @@ use crate::state::HttpState;
 /// 200-character preview (`is_truncated`) for callers other than the owner and premium users.
 #[utoipa::path(
     tag = "decks",
-    params(DeckPath),
+    params(DeckPath, IfNoneMatchHeader),
     responses(
-        (status = 200, body = Option<GuideDto>),
+        (status = 200, body = Option<GuideDto>, headers(("ETag" = String))),
+        (status = 304, description = "`If-None-Match` names the current guide"),
         (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
     )
 )]
 #[get("/games/{game}/decks/{id}/guide")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn read_guide(
+    request: HttpRequest,
     state: web::Data<HttpState>,
     DeckAccess {
         principal,
@@ -27,5 +30,7 @@ pub async fn read_guide(
     }: DeckAccess<ReadDecks>,
 ) -> Result<HttpResponse, ApiError> {
     let guide = state.services.decks.guide(&principal, &game, deck).await?;
-    Ok(HttpResponse::Ok().json(guide.map(GuideDto::from)))
+    let etag = guide_etag(guide.as_ref());
+    let body = guide.map(GuideDto::from);
+    Ok(json_tagged(&request, HttpResponse::Ok(), etag, &body))
 }

@@ -1,0 +1,115 @@
+//! Conditional reads: an `ETag` on every answer that has one, and `304 Not Modified` without a
+//! body when `If-None-Match` already names it, so a syncing partner re-reads only what changed.
+//! Single resources carry a strong tag derived from what versions them; list pages carry a
+//! weak tag over the page's bytes.
+
+use actix_web::http::header::{ETag, EntityTag, Header as _, IfNoneMatch};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use serde::Serialize;
+use utoipa::IntoParams;
+
+use crate::error::ApiError;
+
+/// The `If-None-Match` request header, as the OpenAPI document describes it.
+#[derive(IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(
+    dead_code,
+    reason = "read by `not_modified` from the request, never deserialised"
+)]
+pub(crate) struct IfNoneMatchHeader {
+    /// The `ETag` of an earlier answer: `304 Not Modified` without a body while it is current.
+    #[param(rename = "If-None-Match")]
+    if_none_match: Option<String>,
+}
+
+/// Whether `If-None-Match` names `etag`, by the weak comparison RFC 9110 asks for (`*` names
+/// any). A header that cannot be parsed names nothing.
+fn not_modified(request: &HttpRequest, etag: &EntityTag) -> bool {
+    match IfNoneMatch::parse(request) {
+        Ok(IfNoneMatch::Any) => true,
+        Ok(IfNoneMatch::Items(tags)) => tags.iter().any(|tag| tag.weak_eq(etag)),
+        Err(_) => false,
+    }
+}
+
+/// `response` with `body` as JSON and `etag`, or a bodiless 304 with the same tag when the
+/// caller already has it.
+pub(crate) fn json_tagged<T: Serialize>(
+    request: &HttpRequest,
+    mut response: HttpResponseBuilder,
+    etag: EntityTag,
+    body: &T,
+) -> HttpResponse {
+    if not_modified(request, &etag) {
+        return HttpResponse::NotModified()
+            .insert_header(ETag(etag))
+            .finish();
+    }
+    response.insert_header(ETag(etag)).json(body)
+}
+
+/// A list page with a weak tag over its JSON (the page is the representation, and equal
+/// bytes are all a weak tag promises), or a bodiless 304.
+pub(crate) fn json_page<T: Serialize>(
+    request: &HttpRequest,
+    body: &T,
+) -> Result<HttpResponse, ApiError> {
+    let bytes = serde_json::to_vec(body).map_err(|error| ApiError::unexpected(error.into()))?;
+    let digest = deckhand_auth::sha256(&bytes);
+    let tag = EntityTag::new_weak(hex(&digest[..16]));
+    if not_modified(request, &tag) {
+        return Ok(HttpResponse::NotModified()
+            .insert_header(ETag(tag))
+            .finish());
+    }
+    Ok(HttpResponse::Ok()
+        .insert_header(ETag(tag))
+        .content_type(mime::APPLICATION_JSON)
+        .body(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::StatusCode;
+    use actix_web::test::TestRequest;
+
+    use super::*;
+
+    fn tagged(if_none_match: Option<&str>) -> HttpResponse {
+        let mut request = TestRequest::default();
+        if let Some(value) = if_none_match {
+            request = request.insert_header(("If-None-Match", value));
+        }
+        json_tagged(
+            &request.to_http_request(),
+            HttpResponse::Ok(),
+            EntityTag::new_strong("7".into()),
+            &"body",
+        )
+    }
+
+    #[test]
+    fn a_matching_tag_is_not_modified_and_others_get_the_body() {
+        assert_eq!(tagged(None).status(), StatusCode::OK);
+        assert_eq!(tagged(Some("\"6\"")).status(), StatusCode::OK);
+        assert_eq!(
+            tagged(Some("\"6\", \"7\"")).status(),
+            StatusCode::NOT_MODIFIED
+        );
+        assert_eq!(tagged(Some("W/\"7\"")).status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(tagged(Some("*")).status(), StatusCode::NOT_MODIFIED);
+        assert_eq!(tagged(Some("not a tag")).status(), StatusCode::OK);
+        assert_eq!(
+            tagged(Some("\"7\""))
+                .headers()
+                .get("etag")
+                .map(|v| v.as_bytes()),
+            Some(&b"\"7\""[..])
+        );
+    }
+}
