@@ -13,9 +13,11 @@ pub mod export_cache;
 pub mod handlers;
 pub mod metrics;
 pub mod middleware;
+pub mod oauth_error;
 pub mod openapi;
 pub mod pagination;
 pub mod rate_limit;
+pub mod revoked_uses;
 pub mod routes;
 pub mod state;
 

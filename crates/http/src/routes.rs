@@ -31,7 +31,10 @@ pub fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
         .service(handlers::decks::guide::read::read_guide)
         .service(handlers::decks::guide::put::put_guide)
         .service(handlers::decks::guide::delete::delete_guide)
-        .service(handlers::decks::export::export_text);
+        .service(handlers::decks::export::export_text)
+        .service(handlers::oauth::token::token)
+        .service(handlers::oauth::introspect::introspect)
+        .service(handlers::oauth::revoke::revoke);
 }
 
 /// Operational routes, outside the public API document.
@@ -43,14 +46,25 @@ pub fn operational(config: &mut web::ServiceConfig) {
         .route(
             &format!("{API_BASE}/openapi.json"),
             web::get().to(handlers::health::openapi_json),
+        )
+        .route(
+            handlers::oauth::metadata::METADATA_PATH,
+            web::get().to(handlers::oauth::metadata::metadata),
+        )
+        .service(
+            web::resource(format!("{API_BASE}/oauth/authorize"))
+                .route(web::get().to(handlers::oauth::authorize::authorize_page))
+                .route(web::post().to(handlers::oauth::authorize::authorize_decision)),
         );
 }
 
-const OPERATIONAL_PATHS: [&str; 4] = [
-    "/healthz",
-    "/readyz",
-    "/metrics",
-    "/api/public/v1/openapi.json",
+const OPERATIONAL_PATHS: [(&str, &[&str]); 6] = [
+    ("/healthz", &["GET"]),
+    ("/readyz", &["GET"]),
+    ("/metrics", &["GET"]),
+    ("/api/public/v1/openapi.json", &["GET"]),
+    ("/.well-known/oauth-authorization-server", &["GET"]),
+    ("/api/public/v1/oauth/authorize", &["GET", "POST"]),
 ];
 
 /// Paths and their methods, to tell "no such path" (404) from "no such method" (405).
@@ -77,7 +91,9 @@ impl RouteIndex {
                 (ResourceDef::new(path.as_str()), methods)
             })
             .collect();
-        routes.extend(OPERATIONAL_PATHS.map(|path| (ResourceDef::new(path), vec!["GET"])));
+        routes.extend(
+            OPERATIONAL_PATHS.map(|(path, methods)| (ResourceDef::new(path), methods.to_vec())),
+        );
         Self(routes)
     }
 

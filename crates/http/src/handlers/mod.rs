@@ -4,4 +4,5 @@ pub mod cards;
 pub mod decks;
 pub mod games;
 pub mod health;
+pub mod oauth;
 pub mod probes;
