@@ -2,7 +2,7 @@
 //! tidy does, plus a little source hygiene. The checks are pure functions over parsed metadata and
 //! file text so that each rule can be shown to fire on a small synthetic workspace.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 use std::{fs, io};
 
@@ -47,14 +47,19 @@ pub fn run(root: &Path) -> Result<()> {
     let mut problems = check_architecture(&Graph::from_metadata(&metadata)?);
 
     let files = rust_files(root)?;
+    let mut sources = Vec::with_capacity(files.len());
     for file in &files {
         match fs::read_to_string(root.join(file)) {
-            Ok(text) => problems.extend(check_source(file, &text)),
+            Ok(text) => {
+                problems.extend(check_source(file, &text));
+                sources.push((file.clone(), text));
+            }
             // Deleted in the working tree but still in the index.
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
             Err(err) => return Err(err).with_context(|| format!("reading {file}")),
         }
     }
+    problems.extend(check_module_cycles(&sources));
 
     if !problems.is_empty() {
         bail!(
@@ -239,6 +244,83 @@ pub fn check_source(path: &str, text: &str) -> Vec<String> {
         }
     }
     problems
+}
+
+/// Crates whose top-level modules must import each other in one direction only.
+const ACYCLIC_CRATES: [&str; 1] = ["crates/http"];
+
+/// Pairs of top-level modules of one crate that import each other, directly or through others,
+/// read from `crate::<module>` paths in code (comments are skipped). The crate root is left out:
+/// it declares every module.
+pub fn check_module_cycles(sources: &[(String, String)]) -> Vec<String> {
+    let mut imports: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
+    for (path, text) in sources {
+        let Some((krate, module)) = top_level_module(path) else {
+            continue;
+        };
+        let imported = imports.entry((krate, module)).or_default();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (_, rest) in code
+                .match_indices("crate::")
+                .map(|(at, _)| code.split_at(at + 7))
+            {
+                let name: &str = &rest[..rest
+                    .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'))
+                    .unwrap_or(rest.len())];
+                if !name.is_empty() && name != module {
+                    imported.insert(name);
+                }
+            }
+        }
+    }
+    let mut pairs = BTreeSet::new();
+    for (&(krate, module), imported) in &imports {
+        for &other in imported {
+            if reaches(&imports, krate, other, module) {
+                pairs.insert((krate, module.min(other), module.max(other)));
+            }
+        }
+    }
+    pairs
+        .into_iter()
+        .map(|(krate, a, b)| {
+            format!("{krate}/src: modules `{a}` and `{b}` import each other (directly or through others)")
+        })
+        .collect()
+}
+
+/// `("crates/http", "handlers")` for `crates/http/src/handlers/decks/list.rs`; `None` for the
+/// crate root, for files outside `src/`, and for crates not in [`ACYCLIC_CRATES`].
+fn top_level_module(path: &str) -> Option<(&str, &str)> {
+    let krate = ACYCLIC_CRATES
+        .into_iter()
+        .find(|krate| path.starts_with(&format!("{krate}/src/")))?;
+    let inner = &path[krate.len() + "/src/".len()..];
+    let first = inner.split('/').next()?;
+    let module = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(module, "lib" | "main")).then_some((krate, module))
+}
+
+fn reaches(
+    imports: &BTreeMap<(&str, &str), BTreeSet<&str>>,
+    krate: &str,
+    from: &str,
+    to: &str,
+) -> bool {
+    let mut seen = BTreeSet::from([from]);
+    let mut queue = VecDeque::from([from]);
+    while let Some(module) = queue.pop_front() {
+        for &next in imports.get(&(krate, module)).into_iter().flatten() {
+            if next == to {
+                return true;
+            }
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    false
 }
 
 fn array<'a>(value: &'a Value, key: &str) -> Result<&'a Vec<Value>> {
@@ -455,5 +537,50 @@ mod tests {
         let text =
             "#[test]\n#[should_panic]\nfn ignores_todos_list() { let todo = 1; debug(todo); }\n";
         assert_eq!(check_source("src/lib.rs", text), Vec::<String>::new());
+    }
+
+    fn sources(files: &[(&str, &str)]) -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn modules_that_import_each_other_are_found() {
+        let problems = check_module_cycles(&sources(&[
+            (
+                "crates/http/src/lib.rs",
+                "pub mod state;\nuse crate::state::X;",
+            ),
+            ("crates/http/src/state.rs", "use crate::routes::RouteIndex;"),
+            ("crates/http/src/routes.rs", "use crate::handlers;"),
+            (
+                "crates/http/src/handlers/decks/list.rs",
+                "use crate::state::HttpState;",
+            ),
+        ]));
+        assert_eq!(
+            problems,
+            [
+                "crates/http/src: modules `handlers` and `routes` import each other (directly or through others)",
+                "crates/http/src: modules `handlers` and `state` import each other (directly or through others)",
+                "crates/http/src: modules `routes` and `state` import each other (directly or through others)",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_way_imports_comments_and_other_crates_pass() {
+        let problems = check_module_cycles(&sources(&[
+            ("crates/http/src/access.rs", "use crate::state::HttpState;"),
+            (
+                "crates/http/src/state.rs",
+                "/// Unlike [`crate::access`], ...\nuse crate::metrics;",
+            ),
+            ("crates/domain/src/a.rs", "use crate::b;"),
+            ("crates/domain/src/b.rs", "use crate::a;"),
+        ]));
+        assert_eq!(problems, Vec::<String>::new());
     }
 }

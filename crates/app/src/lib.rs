@@ -32,7 +32,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Openapi) => {
             println!(
                 "{}",
-                serde_json::to_string_pretty(&deckhand_http::openapi::document())?
+                serde_json::to_string_pretty(&deckhand_http::document())?
             );
             Ok(())
         }

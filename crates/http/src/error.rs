@@ -8,10 +8,10 @@ use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::{AccessDenied, AuthError};
 use deckhand_domain::validation::Violations;
-
-use crate::handlers::cards::UnresolvedDto;
 use serde::Serialize;
 use serde_json::{Value, json};
+
+use crate::dto::cards::UnresolvedDto;
 
 /// Seconds a client should wait before retrying when the store is down.
 const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 5;

@@ -5,30 +5,53 @@
 //! It calls the domain's services and never reaches a store itself: it must not know whether
 //! the repositories behind them are PostgreSQL or memory.
 
+mod access;
 pub mod auth;
 pub mod body;
-pub mod client_ip;
-pub mod error;
-pub mod export_cache;
-pub mod handlers;
-pub mod metrics;
-pub mod middleware;
-pub mod oauth_error;
-pub mod openapi;
-pub mod pagination;
-pub mod rate_limit;
-pub mod revoked_uses;
-pub mod routes;
-pub mod state;
+mod client_ip;
+mod dto;
+mod error;
+mod export_cache;
+mod handlers;
+mod metrics;
+mod middleware;
+mod oauth_error;
+mod openapi;
+mod pagination;
+mod rate_limit;
+mod revoked_uses;
+mod route_index;
+mod routes;
+mod state;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::middleware::{ErrorHandlers, from_fn};
 use actix_web::{App, Error, web};
+use utoipa::openapi::OpenApi;
 use utoipa_actix_web::AppExt as _;
 
 pub use error::ApiError;
 pub use state::{HttpConfig, HttpState};
+
+use crate::route_index::RouteIndex;
+
+/// Base path of the public API.
+pub const API_BASE: &str = "/api/public/v1";
+
+/// Base path of the OAuth server's endpoints: under the API base, but outside the resource
+/// server (no credential lanes, no quotas, no envelope).
+pub(crate) const OAUTH_BASE: &str = "/api/public/v1/oauth";
+
+/// The OpenAPI 3.1 document of the public API, from the same route list the server uses.
+pub fn document() -> OpenApi {
+    let (_, document) = App::new()
+        .into_utoipa_app()
+        .openapi(openapi::base())
+        .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
+        .split_for_parts();
+    document
+}
 
 /// The whole application: routes, extractor settings and middleware.
 pub fn app(
@@ -42,13 +65,19 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let (app, _document) = App::new()
+    let (app, document) = App::new()
         // Registered before the API scope, which would otherwise take `/api/public/v1/...`.
         .configure(routes::operational)
         .into_utoipa_app()
-        .service(utoipa_actix_web::scope(routes::API_BASE).configure(routes::api))
+        .openapi(openapi::base())
+        .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
-    with_middleware(app.app_data(state))
+    let routes = RouteIndex::new(&document, &routes::OPERATIONAL_PATHS);
+    with_middleware(
+        app.app_data(state)
+            .app_data(web::Data::new(routes))
+            .app_data(web::Data::new(document)),
+    )
 }
 
 /// Extractor settings, the fallback route and the middleware stack, shared with tests that
@@ -79,7 +108,7 @@ where
             web::QueryConfig::default()
                 .error_handler(|error, _| ApiError::bad_request(error.to_string()).into()),
         )
-        .default_service(web::to(routes::fallback))
+        .default_service(web::to(route_index::fallback))
         // The last wrap is outermost: the request context sees the final response (and any
         // panic), after bare errors have been given the envelope.
         // Innermost: authentication and rate limits of API requests see the request first and

@@ -13,21 +13,17 @@ use actix_web::web::{Bytes, BytesMut};
 use actix_web::{HttpMessage as _, ResponseError as _, web};
 use deckhand_domain::identity::Tier;
 use futures_util::{FutureExt as _, StreamExt as _};
+use tracing::Instrument as _;
 
+use crate::{API_BASE, OAUTH_BASE};
 use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
-use crate::handlers::oauth::OAUTH_PREFIX;
 use crate::rate_limit::Decision;
-use crate::routes::API_BASE;
 use crate::state::HttpState;
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// The id of the current request, in its extensions.
-#[derive(Debug, Clone)]
-pub struct RequestId(pub String);
 
 /// A caller-supplied id is echoed only when it is short and plain, so that it can neither
 /// break a log line nor smuggle anything into a header.
@@ -51,13 +47,16 @@ pub async fn request_context(
         .and_then(|value| value.to_str().ok())
         .filter(|id| is_sane_request_id(id))
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
-    request
-        .extensions_mut()
-        .insert(RequestId(request_id.clone()));
     let method = request.method().as_str().to_owned();
     let state = request.app_data::<web::Data<HttpState>>().cloned();
 
-    let outcome = AssertUnwindSafe(next.call(request)).catch_unwind().await;
+    // The parent of the handler's, services' and adapters' spans (all at debug level: see
+    // docs/operations.md for how to see where a slow request's time went).
+    let span = tracing::debug_span!("request", request_id, method, path = request.path());
+    let outcome = AssertUnwindSafe(next.call(request))
+        .catch_unwind()
+        .instrument(span)
+        .await;
     let mut response = match outcome {
         Ok(Ok(response)) => response,
         // A panic, or an error no inner layer turned into a response. The request went down
@@ -134,7 +133,7 @@ pub async fn api_gate(
     // The OAuth endpoints authenticate clients their own way (RFC 6749) and answer in their
     // own formats: the resource server's lanes, quotas and envelope do not apply to them.
     let is_resource_path =
-        |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_PREFIX);
+        |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_BASE);
     let Some(state) = state.filter(|_| is_resource_path(request.path())) else {
         return next
             .call(request)

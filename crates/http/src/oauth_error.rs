@@ -37,10 +37,6 @@ impl OAuthError {
     pub fn invalid_request(description: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request", description)
     }
-
-    pub fn error(&self) -> &'static str {
-        self.error
-    }
 }
 
 impl std::fmt::Display for OAuthError {

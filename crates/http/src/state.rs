@@ -6,7 +6,6 @@ use crate::export_cache::MokaExportCache;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
 use crate::revoked_uses::RevokedTokenUses;
-use crate::routes::RouteIndex;
 
 /// What handlers share: the domain services, adapter settings and the metrics registry.
 pub struct HttpState {
@@ -15,7 +14,6 @@ pub struct HttpState {
     pub metrics: Metrics,
     /// Renders of stored decks for the text export, per instance (see [`crate::export_cache`]).
     pub export_cache: MokaExportCache,
-    pub(crate) routes: RouteIndex,
     pub(crate) rate_limits: RateLimits,
     /// Uses of revoked OAuth tokens per client IP (see [`crate::revoked_uses`]).
     pub(crate) revoked_uses: RevokedTokenUses,
@@ -62,7 +60,6 @@ impl HttpState {
             config,
             metrics: Metrics::new()?,
             export_cache: MokaExportCache::default(),
-            routes: RouteIndex::from_openapi(&crate::openapi::document()),
         })
     }
 }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use actix_web::{HttpResponse, web};
 use serde_json::json;
+use utoipa::openapi::OpenApi;
 
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -38,6 +39,7 @@ pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErr
         .body(body))
 }
 
-pub async fn openapi_json() -> HttpResponse {
-    HttpResponse::Ok().json(crate::openapi::document())
+/// The OpenAPI document the router was built from.
+pub async fn openapi_json(document: web::Data<OpenApi>) -> HttpResponse {
+    HttpResponse::Ok().json(document.as_ref())
 }

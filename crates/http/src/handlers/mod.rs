@@ -1,8 +1,8 @@
 //! One file per operation: extract, call one service method, map the result.
 
-pub mod cards;
-pub mod decks;
-pub mod games;
-pub mod health;
-pub mod oauth;
-pub mod probes;
+pub(crate) mod cards;
+pub(crate) mod decks;
+pub(crate) mod games;
+pub(crate) mod health;
+pub(crate) mod oauth;
+pub(crate) mod probes;

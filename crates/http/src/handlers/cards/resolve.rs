@@ -1,14 +1,12 @@
 use actix_web::{HttpResponse, post, web};
 use deckhand_domain::catalog::{CardIdentifier, MAX_IDENTIFIERS};
-use deckhand_domain::identity::{AccessRule, Scope};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use super::{CardIdentifierDto, ResolvedDto, UnresolvedDto};
-use crate::auth::Caller;
+use crate::access::{GameAccess, GamePath, ReadDecks};
 use crate::body::{Body, json_or_text};
+use crate::dto::cards::{CardIdentifierDto, ResolvedDto, UnresolvedDto};
 use crate::error::{ApiError, FieldError};
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -48,7 +46,7 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
 /// Resolves partner-supplied card identifiers to printings.
 #[utoipa::path(
     tag = "cards",
-    params(("game" = String, Path, description = "Game slug"), ResolveQuery),
+    params(GamePath, ResolveQuery),
     request_body(content = ResolveBody, content_type = "application/json"),
     responses(
         (status = 200, body = ResolveResponse),
@@ -58,21 +56,15 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
     )
 )]
 #[post("/games/{game}/cards/resolve")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn resolve_cards(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    game: web::Path<String>,
+    GameAccess {
+        principal: _, game, ..
+    }: GameAccess<ReadDecks>,
     query: web::Query<ResolveQuery>,
     Body(body): Body<ResolveBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::AnonymousOr(Scope::DecksRead),
-    )
-    .await?;
-
     let identifiers: Vec<CardIdentifier> = body
         .identifiers
         .ok_or_else(|| field("identifiers", "required", "identifiers is required".into()))?

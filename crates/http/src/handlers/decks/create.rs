@@ -1,16 +1,15 @@
 use actix_web::{HttpResponse, post, web};
-use deckhand_domain::identity::{AccessRule, Scope};
 
 use super::{DeckBody, DeckWriteRecord, etag};
-use crate::auth::Caller;
+use crate::access::{GameAccess, GamePath, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Create a deck owned by the caller (a partner-only caller: its `created_by` user).
 #[utoipa::path(
     tag = "decks",
+    params(GamePath),
     request_body = DeckBody,
     responses(
         (status = 201, body = DeckWriteRecord, headers(("ETag" = String))),
@@ -22,19 +21,14 @@ use crate::state::HttpState;
     )
 )]
 #[post("/games/{game}/decks")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_deck(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    game: web::Path<String>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<WriteDecks>,
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::Authenticated(Scope::DecksWrite),
-    )
-    .await?;
     let deck = state
         .services
         .decks

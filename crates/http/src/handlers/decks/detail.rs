@@ -1,15 +1,14 @@
 use actix_web::{HttpResponse, get, web};
 use deckhand_domain::catalog::Game;
-use deckhand_domain::decks::{Deck, DeckCard, DeckId};
-use deckhand_domain::identity::{AccessRule, Scope};
+use deckhand_domain::decks::{Deck, DeckCard};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use super::{DeckListItem, FeaturedCardDto, etag, formats_of};
-use crate::auth::Caller;
+use super::{DeckListItem, etag, formats_of};
+use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::dto::decks::FeaturedCardDto;
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -113,32 +112,25 @@ fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
 /// One deck. Non-public decks are visible to their owner only (404 for others).
 #[utoipa::path(
     tag = "decks",
-    params(DetailQuery),
+    params(DeckPath, DetailQuery),
     responses(
         (status = 200, body = DeckDetail, headers(("ETag" = String))),
         (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
     )
 )]
 #[get("/games/{game}/decks/{id}")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn deck_detail(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    path: web::Path<(String, Uuid)>,
+    DeckAccess {
+        principal,
+        game,
+        deck,
+        ..
+    }: DeckAccess<ReadDecks>,
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (game, id) = path.into_inner();
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::AnonymousOr(Scope::DecksRead),
-    )
-    .await?;
-    let deck = state
-        .services
-        .decks
-        .get(&principal, &game, DeckId(id))
-        .await?;
+    let deck = state.services.decks.get(&principal, &game, deck).await?;
     let formats = formats_of(&state, &game).await?;
     let detail = DeckDetail {
         item: DeckListItem::new(&deck, &formats, false),

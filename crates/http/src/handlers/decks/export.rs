@@ -2,16 +2,14 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use deckhand_domain::decks::DeckId;
 use deckhand_domain::decks::export::{ExportPayload, PayloadContent};
-use deckhand_domain::identity::{AccessRule, Scope};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::CardLineDto;
-use crate::auth::Caller;
+use crate::access::{GameAccess, GamePath, ReadDecks};
 use crate::body::{Body, json_or_text};
 use crate::error::{ApiError, FieldError};
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Carries the warnings of a payload render (contract "Export").
@@ -100,7 +98,7 @@ impl ExportBody {
 /// 24 hours per instance, keyed by id, `updated_at` and version.
 #[utoipa::path(
     tag = "decks",
-    params(("game" = String, Path, description = "Game slug")),
+    params(GamePath),
     request_body = ExportBody,
     responses(
         (status = 200, description = "The deck list",
@@ -116,20 +114,15 @@ impl ExportBody {
     )
 )]
 #[post("/games/{game}/decks/export/text")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn export_text(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    game: web::Path<String>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<ReadDecks>,
     request: HttpRequest,
     Body(body): Body<ExportBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::AnonymousOr(Scope::DecksRead),
-    )
-    .await?;
     let export = &state.services.export;
     let (text, warnings) = match body.try_into_request()? {
         Request::Deck(id) => {

@@ -1,6 +1,6 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest, PageRequest, SortOrder};
-use deckhand_domain::identity::{AccessRule, Scope, UserId};
+use deckhand_domain::identity::UserId;
 use deckhand_domain::validation::{FieldViolation, Violations};
 use serde::Deserialize;
 use time::OffsetDateTime;
@@ -9,9 +9,8 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use super::{DeckListItem, formats_of};
-use crate::auth::Caller;
+use crate::access::{GameAccess, GamePath, ReadDecks};
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::pagination::Paginated;
 use crate::state::HttpState;
 
@@ -129,7 +128,7 @@ impl DeckListQuery {
 /// archived ones.
 #[utoipa::path(
     tag = "decks",
-    params(DeckListQuery),
+    params(GamePath, DeckListQuery),
     responses(
         (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object)),
         (status = 400, description = "A query parameter is invalid"),
@@ -137,20 +136,15 @@ impl DeckListQuery {
     )
 )]
 #[get("/games/{game}/decks")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn list_decks(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    game: web::Path<String>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<ReadDecks>,
     query: web::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::AnonymousOr(Scope::DecksRead),
-    )
-    .await?;
     let (list, summary) = query.into_inner().into_request()?;
     let asked = list.page;
     let page = state.services.decks.list(&principal, &game, list).await?;

@@ -1,14 +1,14 @@
 //! Deck endpoints (public spec 4.3): one file per operation; the wire shapes live here.
 
-pub mod create;
-pub mod detail;
-pub mod export;
-pub mod guide;
-pub mod list;
-pub mod rollback;
-pub mod update;
-pub mod versions;
-pub mod views;
+pub(crate) mod create;
+pub(crate) mod detail;
+pub(crate) mod export;
+pub(crate) mod guide;
+pub(crate) mod list;
+pub(crate) mod rollback;
+pub(crate) mod update;
+pub(crate) mod versions;
+pub(crate) mod views;
 
 use std::collections::BTreeMap;
 
@@ -16,8 +16,7 @@ use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderValue};
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
-    CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedCard, FeaturedInput, FeaturedSlot,
-    HistoryType,
+    CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedInput, FeaturedSlot, HistoryType,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use time::OffsetDateTime;
@@ -25,53 +24,10 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::body::json_or_text;
+use crate::dto::decks::{AuthorDto, FeaturedCardDto};
+use crate::dto::games::FormatDto;
 use crate::error::ApiError;
-use crate::handlers::games::FormatDto;
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct AuthorDto {
-    /// The bare user id (equals `user.id` of the user probe).
-    id: String,
-    username: String,
-}
-
-/// A featured card (public spec 2.4).
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct FeaturedCardDto {
-    slot: String,
-    #[serde(rename = "slotKey")]
-    slot_key: String,
-    label: String,
-    #[serde(rename = "sortOrder")]
-    sort_order: u32,
-    foil: bool,
-    #[serde(rename = "cardId")]
-    card_id: String,
-    name: String,
-    #[serde(rename = "imageUrl")]
-    image_url: Option<String>,
-    type_line: String,
-    set: String,
-    collector_number: String,
-}
-
-impl From<&FeaturedCard> for FeaturedCardDto {
-    fn from(featured: &FeaturedCard) -> Self {
-        Self {
-            slot: featured.slot.as_str().to_owned(),
-            slot_key: featured.slot_key.clone(),
-            label: featured.label.clone(),
-            sort_order: featured.sort_order,
-            foil: featured.foil,
-            card_id: featured.card.card_id.to_string(),
-            name: featured.card.name.clone(),
-            image_url: featured.card.image_url.clone(),
-            type_line: featured.card.type_line.clone(),
-            set: featured.card.set.clone(),
-            collector_number: featured.card.collector_number.clone(),
-        }
-    }
-}
+use crate::state::HttpState;
 
 /// A deck in a list (public spec 2.1); the summary fields only with `include=summary`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -111,10 +67,7 @@ impl DeckListItem {
         Self {
             id: deck.id.0,
             name: deck.content.name.clone(),
-            author: AuthorDto {
-                id: deck.author.id.to_string(),
-                username: deck.author.username.as_str().to_owned(),
-            },
+            author: AuthorDto::from(&deck.author),
             game: deck.game.clone(),
             visibility: vec![deck.content.visibility.as_str().to_owned()],
             format: deck
@@ -429,9 +382,6 @@ pub fn if_match(request: &HttpRequest) -> Result<Option<i32>, ApiError> {
 }
 
 /// The game's formats, for rendering `format` objects of many decks with one lookup.
-pub async fn formats_of(
-    state: &crate::state::HttpState,
-    game: &Game,
-) -> Result<Vec<Format>, ApiError> {
+pub async fn formats_of(state: &HttpState, game: &Game) -> Result<Vec<Format>, ApiError> {
     Ok(state.services.catalog.formats(game).await?)
 }

@@ -1,15 +1,11 @@
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use deckhand_domain::decks::DeckId;
-use deckhand_domain::identity::{AccessRule, Scope};
 use serde::Deserialize;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use super::{DeckWriteRecord, etag, if_match};
-use crate::auth::Caller;
+use crate::access::{DeckAccess, DeckPath, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -23,7 +19,7 @@ pub struct RollbackBody {
 #[utoipa::path(
     tag = "decks",
     request_body = RollbackBody,
-    params(("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
+    params(DeckPath, ("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
     responses(
         (status = 200, body = DeckWriteRecord, headers(("ETag" = String))),
         (status = 400, description = "`version_number` is not an integer"),
@@ -33,28 +29,25 @@ pub struct RollbackBody {
     )
 )]
 #[post("/games/{game}/decks/{id}/rollback")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn rollback_deck(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    path: web::Path<(String, Uuid)>,
+    DeckAccess {
+        principal,
+        game,
+        deck,
+        ..
+    }: DeckAccess<WriteDecks>,
     Body(body): Body<RollbackBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let (game, id) = path.into_inner();
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::Authenticated(Scope::DecksWrite),
-    )
-    .await?;
     let expected = if_match(&request)?;
     // A number no version can have is simply out of range.
     let number = i32::try_from(body.version_number).map_err(|_| ApiError::not_found())?;
     let deck = state
         .services
         .decks
-        .rollback(&principal, &game, DeckId(id), number, expected)
+        .rollback(&principal, &game, deck, number, expected)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(&deck))

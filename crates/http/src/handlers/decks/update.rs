@@ -1,20 +1,16 @@
 use actix_web::{HttpRequest, HttpResponse, patch, web};
-use deckhand_domain::decks::DeckId;
-use deckhand_domain::identity::{AccessRule, Scope};
-use uuid::Uuid;
 
 use super::{DeckBody, DeckWriteRecord, etag, if_match};
-use crate::auth::Caller;
+use crate::access::{DeckAccess, DeckPath, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Partial update: owner only. Every save bumps `version` and appends a history record.
 #[utoipa::path(
     tag = "decks",
     request_body = DeckBody,
-    params(("If-Match" = Option<String>, Header, description = "The version (ETag) the change is based on")),
+    params(DeckPath, ("If-Match" = Option<String>, Header, description = "The version (ETag) the change is based on")),
     responses(
         (status = 200, body = DeckWriteRecord, headers(("ETag" = String))),
         (status = 400), (status = 401), (status = 403),
@@ -23,26 +19,23 @@ use crate::state::HttpState;
     )
 )]
 #[patch("/games/{game}/decks/{id}")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn update_deck(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    path: web::Path<(String, Uuid)>,
+    DeckAccess {
+        principal,
+        game,
+        deck,
+        ..
+    }: DeckAccess<WriteDecks>,
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let (game, id) = path.into_inner();
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::Authenticated(Scope::DecksWrite),
-    )
-    .await?;
     let expected = if_match(&request)?;
     let deck = state
         .services
         .decks
-        .update(&principal, &game, DeckId(id), body.into(), expected)
+        .update(&principal, &game, deck, body.into(), expected)
         .await?;
     Ok(HttpResponse::Ok()
         .insert_header(etag(&deck))

@@ -1,6 +1,7 @@
 use actix_web::{HttpResponse, get, web};
 
-use super::{FormatDto, require_game};
+use crate::access::known_game;
+use crate::dto::games::FormatDto;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -14,11 +15,12 @@ use crate::state::HttpState;
     )
 )]
 #[get("/games/{game}/formats")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game))]
 pub async fn list_formats(
     state: web::Data<HttpState>,
     game: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let game = require_game(&state, &game).await?;
+    let game = known_game(&state, &game).await?;
     let formats = state.services.catalog.formats(&game).await?;
     Ok(HttpResponse::Ok().json(formats.into_iter().map(FormatDto::from).collect::<Vec<_>>()))
 }

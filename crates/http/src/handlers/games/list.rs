@@ -7,6 +7,7 @@ use crate::state::HttpState;
 /// Every game with its deck sections and colours.
 #[utoipa::path(tag = "games", responses((status = 200, body = Vec<GameDto>)))]
 #[get("/games")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn list_games(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
     let games = state.services.catalog.games().await?;
     Ok(HttpResponse::Ok().json(games.into_iter().map(GameDto::from).collect::<Vec<_>>()))

@@ -3,7 +3,7 @@ use deckhand_domain::identity::Scope;
 use deckhand_domain::oauth::GrantType;
 use serde_json::json;
 
-use crate::routes::API_BASE;
+use crate::API_BASE;
 use crate::state::HttpState;
 
 /// The path of the authorization server metadata (RFC 8414 §3).

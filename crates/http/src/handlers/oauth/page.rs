@@ -9,7 +9,7 @@ use askama::Template;
 use deckhand_domain::identity::Scope;
 use deckhand_domain::oauth::{AuthorizationRequest, AuthorizeErrorCode};
 
-use crate::routes::API_BASE;
+use crate::OAUTH_BASE;
 
 /// The cookie holding the sign-in session.
 pub const SESSION_COOKIE: &str = "deckhand_session";
@@ -21,7 +21,7 @@ const CONTENT_SECURITY_POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'";
 
 pub fn authorize_path() -> String {
-    format!("{API_BASE}/oauth/authorize")
+    format!("{OAUTH_BASE}/authorize")
 }
 
 pub fn secured(status: StatusCode) -> HttpResponseBuilder {
@@ -54,7 +54,7 @@ pub fn cookie(
     max_age_seconds: i64,
 ) -> Cookie<'static> {
     Cookie::build(name, value)
-        .path(format!("{API_BASE}/oauth"))
+        .path(OAUTH_BASE)
         .http_only(true)
         .same_site(SameSite::Lax)
         .secure(secure)

@@ -1,5 +1,5 @@
 //! Identity probes: what the service makes of the caller's credentials.
 
-pub mod partner;
-pub mod public;
-pub mod user;
+pub(crate) mod partner;
+pub(crate) mod public;
+pub(crate) mod user;

@@ -27,6 +27,7 @@ pub struct PartnerProbe {
     security(("PartnerSignature" = []), ("ApiKey" = []))
 )]
 #[get("/_probe/partner")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn probe_partner(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
     principal.require_lane(&[Lane::PartnerSignature, Lane::PartnerApiKey])?;
     let partner = principal

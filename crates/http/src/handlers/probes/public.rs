@@ -21,6 +21,7 @@ pub struct PublicProbe {
     )
 )]
 #[get("/_probe/public")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn probe_public(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(PublicProbe {
         caller: principal.caller(),

@@ -33,6 +33,7 @@ pub struct ProbeUser {
     security(("PersonalAccessToken" = []))
 )]
 #[get("/_probe/user")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn probe_user(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
     principal.require_lane(&[
         Lane::PersonalAccessToken,

@@ -1,16 +1,13 @@
 use actix_web::{HttpResponse, delete, web};
-use deckhand_domain::decks::DeckId;
-use deckhand_domain::identity::{AccessRule, Scope};
-use uuid::Uuid;
 
-use crate::auth::Caller;
+use crate::access::{DeckAccess, DeckPath, WriteDecks};
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 /// Delete the deck's strategy guide (owner only).
 #[utoipa::path(
     tag = "decks",
+    params(DeckPath),
     responses(
         (status = 204, description = "Deleted"),
         (status = 401), (status = 403),
@@ -18,23 +15,20 @@ use crate::state::HttpState;
     )
 )]
 #[delete("/games/{game}/decks/{id}/guide")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn delete_guide(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    path: web::Path<(String, Uuid)>,
+    DeckAccess {
+        principal,
+        game,
+        deck,
+        ..
+    }: DeckAccess<WriteDecks>,
 ) -> Result<HttpResponse, ApiError> {
-    let (game, id) = path.into_inner();
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::Authenticated(Scope::DecksWrite),
-    )
-    .await?;
     state
         .services
         .decks
-        .delete_guide(&principal, &game, DeckId(id))
+        .delete_guide(&principal, &game, deck)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,8 +1,8 @@
 //! A deck's strategy guide (public spec 2.8): read, create or replace (extension), delete.
 
-pub mod delete;
-pub mod put;
-pub mod read;
+pub(crate) mod delete;
+pub(crate) mod put;
+pub(crate) mod read;
 
 use deckhand_domain::decks::{DeckGuide, GuideView};
 use serde::Serialize;

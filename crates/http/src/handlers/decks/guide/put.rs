@@ -1,15 +1,12 @@
 use actix_web::{HttpResponse, put, web};
-use deckhand_domain::decks::{DeckId, GuideInput, GuideView};
-use deckhand_domain::identity::{AccessRule, Scope};
+use deckhand_domain::decks::{GuideInput, GuideView};
 use serde::Deserialize;
 use utoipa::ToSchema;
-use uuid::Uuid;
 
 use super::GuideDto;
-use crate::auth::Caller;
+use crate::access::{DeckAccess, DeckPath, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
-use crate::handlers::games::authorized_game;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -26,6 +23,7 @@ pub struct GuideBody {
 /// Create or replace the deck's strategy guide (extension; owner only).
 #[utoipa::path(
     tag = "decks",
+    params(DeckPath),
     request_body = GuideBody,
     responses(
         (status = 201, body = GuideDto, description = "Created"),
@@ -35,20 +33,17 @@ pub struct GuideBody {
     )
 )]
 #[put("/games/{game}/decks/{id}/guide")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn put_guide(
     state: web::Data<HttpState>,
-    Caller(principal): Caller,
-    path: web::Path<(String, Uuid)>,
+    DeckAccess {
+        principal,
+        game,
+        deck,
+        ..
+    }: DeckAccess<WriteDecks>,
     Body(body): Body<GuideBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let (game, id) = path.into_inner();
-    let game = authorized_game(
-        &state,
-        &principal,
-        &game,
-        AccessRule::Authenticated(Scope::DecksWrite),
-    )
-    .await?;
     let input = GuideInput {
         content_type: body.content_type,
         content: body.content,
@@ -57,7 +52,7 @@ pub async fn put_guide(
     let (guide, created) = state
         .services
         .decks
-        .put_guide(&principal, &game, DeckId(id), input)
+        .put_guide(&principal, &game, deck, input)
         .await?;
     let body = GuideDto::from(GuideView {
         guide,

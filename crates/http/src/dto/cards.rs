@@ -1,0 +1,137 @@
+//! Card shapes: identifiers as callers send them, and resolution results (also carried by
+//! the 422 of deck writes).
+
+use deckhand_domain::catalog::{CardIdentifier, Printing, Resolved, Unresolved};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A card identifier (public spec 2.10): every field an optional string.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CardIdentifierDto {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_a_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_b_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub catalog_c_id: Option<String>,
+    #[serde(default, rename = "cardId", skip_serializing_if = "Option::is_none")]
+    pub card_id: Option<String>,
+    #[serde(default, rename = "variantId", skip_serializing_if = "Option::is_none")]
+    pub variant_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collector_number: Option<String>,
+}
+
+impl From<CardIdentifierDto> for CardIdentifier {
+    fn from(dto: CardIdentifierDto) -> Self {
+        Self {
+            catalog_a_id: dto.catalog_a_id,
+            catalog_b_id: dto.catalog_b_id,
+            catalog_c_id: dto.catalog_c_id,
+            card_id: dto.card_id,
+            variant_id: dto.variant_id,
+            name: dto.name,
+            set: dto.set,
+            collector_number: dto.collector_number,
+        }
+    }
+}
+
+impl From<CardIdentifier> for CardIdentifierDto {
+    fn from(identifier: CardIdentifier) -> Self {
+        Self {
+            catalog_a_id: identifier.catalog_a_id,
+            catalog_b_id: identifier.catalog_b_id,
+            catalog_c_id: identifier.catalog_c_id,
+            card_id: identifier.card_id,
+            variant_id: identifier.variant_id,
+            name: identifier.name,
+            set: identifier.set,
+            collector_number: identifier.collector_number,
+        }
+    }
+}
+
+/// A printing as resolution returns it (contract 4, "Card resolution").
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CardDto {
+    #[serde(rename = "cardId")]
+    pub card_id: uuid::Uuid,
+    #[serde(rename = "variantId")]
+    pub variant_id: uuid::Uuid,
+    pub name: String,
+    pub set: String,
+    pub collector_number: String,
+    pub type_line: String,
+    #[serde(rename = "imageUrl")]
+    pub image_url: Option<String>,
+    pub colors: Vec<String>,
+    pub catalog_a_id: Option<String>,
+    pub catalog_b_id: Option<String>,
+    pub catalog_c_id: Option<String>,
+}
+
+impl From<Printing> for CardDto {
+    fn from(printing: Printing) -> Self {
+        Self {
+            card_id: printing.card_id,
+            variant_id: printing.variant_id,
+            name: printing.name,
+            set: printing.set,
+            collector_number: printing.collector_number,
+            type_line: printing.type_line,
+            image_url: printing.image_url,
+            colors: printing.colors,
+            catalog_a_id: printing.catalog_a_id,
+            catalog_b_id: printing.catalog_b_id,
+            catalog_c_id: printing.catalog_c_id,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ResolvedDto {
+    /// Position of the identifier in the request.
+    index: usize,
+    input: CardIdentifierDto,
+    /// `variant_id`, `catalog_a_id`, `catalog_b_id`, `catalog_c_id`,
+    /// `set_and_collector_number`, `card_id` or `name`.
+    #[schema(value_type = String)]
+    matched_by: deckhand_domain::catalog::MatchedBy,
+    card: CardDto,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UnresolvedDto {
+    index: usize,
+    input: CardIdentifierDto,
+    /// `empty`, `not_found`, `ambiguous` or `not_legal_in_format`.
+    #[schema(value_type = String)]
+    reason: deckhand_domain::catalog::UnresolvedReason,
+}
+
+impl From<Resolved> for ResolvedDto {
+    fn from(resolved: Resolved) -> Self {
+        Self {
+            index: resolved.index,
+            input: resolved.input.into(),
+            matched_by: resolved.matched_by,
+            card: resolved.printing.into(),
+        }
+    }
+}
+
+impl From<Unresolved> for UnresolvedDto {
+    fn from(unresolved: Unresolved) -> Self {
+        Self {
+            index: unresolved.index,
+            input: unresolved.input.into(),
+            reason: unresolved.reason,
+        }
+    }
+}

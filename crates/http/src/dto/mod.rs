@@ -1,0 +1,6 @@
+//! Response and request shapes shared by more than one resource (and by `ApiError`). A leaf:
+//! it knows the domain's types and serde, never handlers, state or errors.
+
+pub(crate) mod cards;
+pub(crate) mod decks;
+pub(crate) mod games;

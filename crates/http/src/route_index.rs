@@ -1,0 +1,75 @@
+//! Which paths and methods the API serves, read from the OpenAPI document the router was
+//! built from, to answer requests no route took: 405 with `Allow` when the path exists, else
+//! 404.
+
+use actix_web::dev::ResourceDef;
+use actix_web::{HttpRequest, HttpResponse, web};
+use utoipa::openapi::OpenApi;
+
+use crate::error::ApiError;
+
+/// Paths and their methods, to tell "no such path" (404) from "no such method" (405).
+pub(crate) struct RouteIndex(Vec<(ResourceDef, Vec<&'static str>)>);
+
+impl RouteIndex {
+    /// The document's operations plus `operational`, extra paths (with their methods)
+    /// outside it.
+    pub(crate) fn new(document: &OpenApi, operational: &[(&str, &[&'static str])]) -> Self {
+        let mut routes: Vec<(ResourceDef, Vec<&'static str>)> = document
+            .paths
+            .paths
+            .iter()
+            .map(|(path, item)| {
+                let operations = [
+                    ("GET", item.get.is_some()),
+                    ("POST", item.post.is_some()),
+                    ("PUT", item.put.is_some()),
+                    ("PATCH", item.patch.is_some()),
+                    ("DELETE", item.delete.is_some()),
+                ];
+                let methods = operations
+                    .into_iter()
+                    .filter_map(|(method, present)| present.then_some(method))
+                    .collect();
+                (ResourceDef::new(path.as_str()), methods)
+            })
+            .collect();
+        routes.extend(
+            operational
+                .iter()
+                .map(|(path, methods)| (ResourceDef::new(*path), methods.to_vec())),
+        );
+        Self(routes)
+    }
+
+    /// The `Allow` header value for `path`, or `None` when no route has that path.
+    fn allowed_methods(&self, path: &str) -> Option<String> {
+        let mut methods: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|(resource, _)| resource.is_match(path))
+            .flat_map(|(_, methods)| methods.iter().copied())
+            .collect();
+        if methods.is_empty() {
+            return None;
+        }
+        if methods.contains(&"GET") {
+            methods.push("HEAD");
+        }
+        methods.sort_unstable();
+        methods.dedup();
+        Some(methods.join(", "))
+    }
+}
+
+/// Every request no route took: 405 with `Allow` when the path exists, else 404 (also where
+/// no index is registered, as in tests that mount their own routes).
+pub(crate) async fn fallback(request: HttpRequest) -> Result<HttpResponse, ApiError> {
+    let allowed = request
+        .app_data::<web::Data<RouteIndex>>()
+        .and_then(|routes| routes.allowed_methods(request.path()));
+    Err(match allowed {
+        Some(allowed) => ApiError::method_not_allowed(&allowed),
+        None => ApiError::not_found(),
+    })
+}
