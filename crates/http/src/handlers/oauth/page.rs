@@ -247,6 +247,6 @@ mod tests {
         };
         let body = page.render().unwrap();
         assert!(!body.contains("<script>alert"), "{body}");
-        assert!(body.contains("&lt;script&gt;"), "{body}");
+        assert!(body.contains("&#60;script&#62;"), "{body}");
     }
 }
