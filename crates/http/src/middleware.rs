@@ -15,13 +15,13 @@ use deckhand_domain::identity::Tier;
 use futures_util::{FutureExt as _, StreamExt as _};
 use tracing::Instrument as _;
 
-use crate::{API_BASE, OAUTH_BASE};
 use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
 use crate::rate_limit::Decision;
 use crate::state::HttpState;
+use crate::{API_BASE, OAUTH_BASE};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -132,8 +132,7 @@ pub async fn api_gate(
     let state = request.app_data::<web::Data<HttpState>>().cloned();
     // The OAuth endpoints authenticate clients their own way (RFC 6749) and answer in their
     // own formats: the resource server's lanes, quotas and envelope do not apply to them.
-    let is_resource_path =
-        |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_BASE);
+    let is_resource_path = |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_BASE);
     let Some(state) = state.filter(|_| is_resource_path(request.path())) else {
         return next
             .call(request)
