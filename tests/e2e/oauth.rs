@@ -584,7 +584,7 @@ async fn the_token_endpoint_answers_rfc_6749_errors_never_the_envelope() {
         "invalid_request",
     );
 
-    let cases: Vec<(Option<(&str, &str)>, Vec<(&str, String)>, StatusCode, &str)> = vec![
+    let cases: Vec<TokenCase> = vec![
         (basic, vec![], StatusCode::BAD_REQUEST, "invalid_request"),
         (
             basic,
@@ -863,6 +863,14 @@ async fn an_expired_code_and_an_expired_access_token_are_refused() {
     .await;
     assert_oauth_error(status, &body, StatusCode::BAD_REQUEST, "invalid_grant");
 }
+
+/// Client credentials, form, expected status and `error`.
+type TokenCase<'a> = (
+    Option<(&'a str, &'a str)>,
+    Vec<(&'a str, String)>,
+    StatusCode,
+    &'a str,
+);
 
 async fn post_token(
     app: &TestApp,

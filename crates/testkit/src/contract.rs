@@ -1542,6 +1542,10 @@ pub async fn an_expired_signature_record_is_taken_over(repos: &Repositories) -> 
     Ok(())
 }
 
+fn redirect_uri(uri: &str) -> RedirectUri {
+    RedirectUri::parse(uri).unwrap_or_else(|error| panic!("{error}"))
+}
+
 /// A client of `partner` with every grant type and `decks:read decks:write`.
 fn oauth_client_for(partner: &Partner, public: bool) -> OAuthClient {
     OAuthClient {
@@ -1556,10 +1560,10 @@ fn oauth_client_for(partner: &Partner, public: bool) -> OAuthClient {
             }
         },
         redirect_uris: vec![
-            RedirectUri::parse("https://app.example/cb").expect("a valid URI"),
-            RedirectUri::parse("com.example.app:/oauth?x=1").expect("a valid URI"),
+            redirect_uri("https://app.example/cb"),
+            redirect_uri("com.example.app:/oauth?x=1"),
         ],
-        scopes: Scopes::parse_list("decks:read decks:write").expect("known scopes"),
+        scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
         grant_types: GrantType::ALL.into_iter().collect(),
         created_at: now(),
     }
@@ -1582,7 +1586,7 @@ fn code_for(client: &OAuthClient, owner: &User) -> AuthorizationCode {
         client_id: client.id,
         user_id: owner.id,
         redirect_uri: "https://app.example/cb".into(),
-        scopes: Scopes::parse_list("decks:read").expect("known scopes"),
+        scopes: Scopes::from_iter([Scope::DecksRead]),
         code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
         created_at: now(),
         expires_at: now() + time::Duration::minutes(10),
@@ -1596,7 +1600,7 @@ fn grant_for(client: &OAuthClient, owner: &User) -> Grant {
         id: GrantId(Uuid::now_v7()),
         client_id: client.id,
         user_id: owner.id,
-        scopes: Scopes::parse_list("decks:read decks:write").expect("known scopes"),
+        scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
         jkt: None,
         created_at: now(),
         revoked_at: None,
@@ -1608,7 +1612,7 @@ fn tokens_for(grant: &Grant) -> IssuedTokens {
         access: AccessToken {
             token_hash: TokenHash::of(&Uuid::new_v4().to_string()),
             grant_id: grant.id,
-            scopes: Scopes::parse_list("decks:read").expect("known scopes"),
+            scopes: Scopes::from_iter([Scope::DecksRead]),
             issued_at: now(),
             expires_at: now() + time::Duration::hours(1),
             revoked_at: None,
