@@ -312,7 +312,13 @@ async fn two_cards_behind_one_name_are_ambiguous() {
 async fn catalog_files_import_idempotently() {
     let app = TestApp::postgres().await;
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    let sample = format!("{root}/../shared/data/mtg/sample-cards.json");
+    // `shared/` sits beside the checkout: `../shared` of the main one, further up for worktrees.
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared/data/mtg/sample-cards.json"))
+        .find(|path| path.is_file())
+        .expect("shared/data/mtg/sample-cards.json beside the checkout");
+    let sample = sample.to_str().unwrap().to_owned();
     let first = app
         .admin(&[
             "catalog", "import", "--game", "mtg", "--source", "scryfall", &sample,

@@ -5,7 +5,6 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use deckhand_domain::Services;
 use deckhand_domain::catalog::CardIdentifier;
 use deckhand_domain::decks::{CardLineInput, DeckChanges, GuideInput};
 use deckhand_domain::identity::{
@@ -13,6 +12,7 @@ use deckhand_domain::identity::{
     UserLookup,
 };
 use deckhand_domain::oauth::{NewClientRequest, RedirectUri};
+use deckhand_domain::{Patch, Services};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -123,7 +123,7 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
                 ),
                 visibility: Some(vec!["public".into()]),
                 legal: Some(true),
-                archetype: Some(Some("Control".into())),
+                archetype: Patch::Set("Control".into()),
                 cards: Some(vec![
                     line("commander", 1, "Chromium, the Mutable"),
                     line("mainboard", 1, "Dimir Spybug"),

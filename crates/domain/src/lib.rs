@@ -10,6 +10,7 @@ pub mod decks;
 pub mod error;
 pub mod identity;
 pub mod oauth;
+pub mod patch;
 pub mod ports;
 pub mod services;
 pub mod settings;
@@ -17,5 +18,6 @@ pub mod time;
 pub mod validation;
 
 pub use error::StoreUnavailable;
+pub use patch::Patch;
 pub use services::Services;
 pub use settings::ServiceSettings;

@@ -1,8 +1,9 @@
 //! Properties of the deck-list text format over generated decks and arbitrary text: export of a
 //! parsed export is a fixed point (the contract's promise), and the parser takes any input.
 
+use deckhand_domain::decks::QUANTITY_RANGE;
 use deckhand_domain::decks::text::{
-    DeckList, ListLine, PrintingRef, QUANTITY_RANGE, SectionSpec, into_deck_list, parse, render,
+    DeckList, ListLine, PrintingRef, SectionSpec, into_deck_list, parse, render,
 };
 use proptest::prelude::*;
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use deckhand_domain::decks::export::{ExportCache, ExportKey};
 
-/// How long a render is kept (public spec 8: "Text export cache: 24 hours").
+/// How long a render is kept (the spec's text export cache: 24 hours).
 pub const EXPORT_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// At most this many renders are kept; a deck list is a few kilobytes, so this stays in the
 /// tens of megabytes at worst. Least recently used entries go first.

@@ -1,4 +1,4 @@
-//! The pagination envelope of every list (contract 4): `{data, pagination}` with absolute
+//! The pagination envelope of every list: `{data, pagination}` with absolute
 //! `next`/`previous` links that repeat the request with another `page`.
 
 use actix_web::HttpRequest;

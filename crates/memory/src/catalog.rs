@@ -227,6 +227,7 @@ pub(crate) struct MemoryCatalog(pub(crate) Store);
 
 #[async_trait]
 impl CatalogRepository for MemoryCatalog {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {
         let state = self.0.lock();
         Ok(state
@@ -237,6 +238,7 @@ impl CatalogRepository for MemoryCatalog {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
     async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
         let state = self.0.lock();
         Ok(state
@@ -247,6 +249,7 @@ impl CatalogRepository for MemoryCatalog {
             .map(|(game, _)| game.clone()))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
         let state = self.0.lock();
         Ok(state
@@ -258,6 +261,7 @@ impl CatalogRepository for MemoryCatalog {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
     async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         let tables = &mut state.catalog;
@@ -274,6 +278,7 @@ impl CatalogRepository for MemoryCatalog {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn counts(&self, game: &str) -> anyhow::Result<CatalogCounts> {
         let state = self.0.lock();
         Ok(state
@@ -287,6 +292,7 @@ impl CatalogRepository for MemoryCatalog {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn find_printings(
         &self,
         game: &str,
@@ -317,6 +323,7 @@ impl CatalogRepository for MemoryCatalog {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
         let state = self.0.lock();
         let Some(catalog) = state.catalog.catalogs.get(game) else {
@@ -339,6 +346,7 @@ impl CatalogRepository for MemoryCatalog {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn preferred_printings(
         &self,
         game: &str,

@@ -10,8 +10,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Author, Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, HistoryType,
-    Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    Deck, DeckFilters, DeckGuide, DeckId, DeckQuery, DeckSort, DeckVersion, Page, Provenance,
+    RESULT_WINDOW, SortOrder, Visibility,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
@@ -133,6 +133,7 @@ pub(crate) struct MemoryDecks(pub(crate) Store);
 
 #[async_trait]
 impl DeckRepository for MemoryDecks {
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %new.id))]
     async fn insert(&self, new: &NewDeck) -> Result<Deck, InsertDeckError> {
         let mut state = self.0.lock();
         let username = state
@@ -148,32 +149,8 @@ impl DeckRepository for MemoryDecks {
         if state.decks.decks.contains_key(&new.id) {
             return Err(anyhow::anyhow!("deck {} already exists", new.id).into());
         }
-        let deck = Deck {
-            id: new.id,
-            game: new.game.clone(),
-            author: Author {
-                id: new.owner,
-                username,
-            },
-            content: new.content.clone(),
-            summary: new.summary.clone(),
-            provenance: new.provenance.clone(),
-            is_archived: false,
-            version: 1,
-            pageviews: 0,
-            likes: 0,
-            has_guide: false,
-            has_sideboard_guide: false,
-            created_at: new.created_at,
-            updated_at: new.created_at,
-        };
-        let first = DeckVersion {
-            version_number: 1,
-            history_type: HistoryType::Create,
-            content: new.content.clone(),
-            summary: new.summary.clone(),
-            edited_at: new.created_at,
-        };
+        let deck = new.as_inserted(username);
+        let first = new.first_version();
         state.decks.decks.insert(
             new.id,
             Stored {
@@ -185,6 +162,7 @@ impl DeckRepository for MemoryDecks {
         Ok(deck)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>> {
         let state = self.0.lock();
         state
@@ -195,6 +173,7 @@ impl DeckRepository for MemoryDecks {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
         let mut state = self.0.lock();
         let current = match state.decks.decks.get(&id) {
@@ -232,6 +211,7 @@ impl DeckRepository for MemoryDecks {
         Ok(saved)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
         let state = self.0.lock();
         Ok(state
@@ -242,6 +222,7 @@ impl DeckRepository for MemoryDecks {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
         let state = self.0.lock();
         Ok(state.decks.decks.get(&id).and_then(|stored| {
@@ -253,6 +234,7 @@ impl DeckRepository for MemoryDecks {
         }))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<Deck>> {
         let state = self.0.lock();
         let mut found: Vec<&Stored> = state
@@ -275,6 +257,7 @@ impl DeckRepository for MemoryDecks {
         Ok(Page::with_capped_total(items, counted))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
     async fn count_view(
         &self,
         id: DeckId,
@@ -302,6 +285,7 @@ impl DeckRepository for MemoryDecks {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
         let mut state = self.0.lock();
         let views = &mut state.decks.views;
@@ -310,10 +294,12 @@ impl DeckRepository for MemoryDecks {
         Ok((count - views.len()) as u64)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
         Ok(self.0.lock().decks.guides.get(&deck).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %guide.deck_id))]
     async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
@@ -337,6 +323,7 @@ impl DeckRepository for MemoryDecks {
         Ok((kept, created))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
     async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;

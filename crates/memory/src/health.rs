@@ -6,6 +6,7 @@ pub(crate) struct MemoryHealth;
 
 #[async_trait]
 impl StoreHealth for MemoryHealth {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn ping(&self) -> anyhow::Result<()> {
         Ok(())
     }

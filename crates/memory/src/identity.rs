@@ -40,6 +40,7 @@ pub(crate) struct MemoryUsers(pub(crate) Store);
 
 #[async_trait]
 impl UserRepository for MemoryUsers {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, user: &User) -> Result<(), InsertUserError> {
         let mut state = self.0.lock();
         let tables = &mut state.identity;
@@ -55,10 +56,12 @@ impl UserRepository for MemoryUsers {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_id(&self, id: UserId) -> anyhow::Result<Option<User>> {
         Ok(self.0.lock().identity.users.get(&id).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_username(&self, username: &Username) -> anyhow::Result<Option<User>> {
         let state = self.0.lock();
         let tables = &state.identity;
@@ -69,6 +72,7 @@ impl UserRepository for MemoryUsers {
             .cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn set_active(&self, id: UserId, active: bool) -> anyhow::Result<Option<User>> {
         let mut state = self.0.lock();
         Ok(state.identity.users.get_mut(&id).map(|user| {
@@ -82,6 +86,7 @@ pub(crate) struct MemoryPats(pub(crate) Store);
 
 #[async_trait]
 impl PatRepository for MemoryPats {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, pat: &PersonalAccessToken) -> Result<(), InsertPatError> {
         let mut state = self.0.lock();
         let tables = &mut state.identity;
@@ -100,6 +105,7 @@ impl PatRepository for MemoryPats {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(
         &self,
         hash: &TokenHash,

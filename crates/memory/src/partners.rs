@@ -33,6 +33,7 @@ pub(crate) struct MemoryPartners(pub(crate) Store);
 
 #[async_trait]
 impl PartnerRepository for MemoryPartners {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError> {
         let mut state = self.0.lock();
         if !state.identity.has_user(partner.created_by) {
@@ -45,10 +46,12 @@ impl PartnerRepository for MemoryPartners {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         Ok(self.0.lock().partners.partners.get(slug).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn set_active(
         &self,
         slug: &PartnerSlug,
@@ -66,6 +69,7 @@ pub(crate) struct MemoryApiKeys(pub(crate) Store);
 
 #[async_trait]
 impl ApiKeyRepository for MemoryApiKeys {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, key: &ApiKey) -> Result<(), InsertApiKeyError> {
         let mut state = self.0.lock();
         let tables = &mut state.partners;
@@ -83,6 +87,7 @@ impl ApiKeyRepository for MemoryApiKeys {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(&self, hash: &TokenHash) -> anyhow::Result<Option<(ApiKey, Partner)>> {
         let state = self.0.lock();
         let tables = &state.partners;
@@ -101,6 +106,7 @@ impl ApiKeyRepository for MemoryApiKeys {
         Ok(Some((key.clone(), partner.clone())))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>> {
         let mut state = self.0.lock();
         Ok(state.partners.api_keys.get_mut(&id).map(|key| {
@@ -114,6 +120,7 @@ pub(crate) struct MemorySignatureReplays(pub(crate) Store);
 
 #[async_trait]
 impl SignatureReplayRepository for MemorySignatureReplays {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_signature_once(
         &self,
         partner: &PartnerSlug,

@@ -297,6 +297,7 @@ pub(crate) struct PgCatalog {
 
 #[async_trait]
 impl CatalogRepository for PgCatalog {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {
         let mut conn = checkout(&self.pool).await?;
         load_games(&mut conn, None)
@@ -305,6 +306,7 @@ impl CatalogRepository for PgCatalog {
             .context("loading games")
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
     async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
         let mut conn = checkout(&self.pool).await?;
         let games = load_games(&mut conn, Some(slug))
@@ -314,6 +316,7 @@ impl CatalogRepository for PgCatalog {
         Ok(games.into_iter().next())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<FormatRow> = formats::table
@@ -334,6 +337,7 @@ impl CatalogRepository for PgCatalog {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
     async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         let conn: &mut AsyncPgConnection = &mut conn;
@@ -346,6 +350,7 @@ impl CatalogRepository for PgCatalog {
         .await
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn counts(&self, game: &str) -> anyhow::Result<CatalogCounts> {
         let mut conn = checkout(&self.pool).await?;
         let cards: i64 = catalog_cards::table
@@ -368,6 +373,7 @@ impl CatalogRepository for PgCatalog {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn find_printings(
         &self,
         game: &str,
@@ -394,6 +400,7 @@ impl CatalogRepository for PgCatalog {
         rows.into_iter().map(EntryRow::into_domain).collect()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<CardNameRow> = catalog_cards::table
@@ -418,6 +425,7 @@ impl CatalogRepository for PgCatalog {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn preferred_printings(
         &self,
         game: &str,

@@ -13,6 +13,7 @@ pub(crate) struct PgHealth {
 
 #[async_trait]
 impl StoreHealth for PgHealth {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn ping(&self) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         // Whatever stops a trivial query (a full pool, a lost connection, a statement timeout

@@ -19,6 +19,7 @@ mod partners;
 mod pats;
 mod pool;
 mod schema;
+mod scopes;
 mod users;
 
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
-use deckhand_domain::identity::{PartnerSlug, Scope, Scopes, UserId};
+use deckhand_domain::identity::{PartnerSlug, UserId};
 use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
@@ -28,27 +28,13 @@ use crate::schema::{
     oauth_clients as clients, oauth_grants as grants, oauth_refresh_tokens as refresh_tokens,
     oauth_sessions as sessions, partners, users,
 };
+use crate::scopes::stored_scopes;
 use crate::users::UserRow;
 
 const CLIENTS_PARTNER_FKEY: &str = "oauth_clients_partner_slug_fkey";
 
 pub(crate) struct PgOAuthRepository {
     pub(crate) pool: Pool,
-}
-
-/// Stored scope names back into scopes. A name this release does not know (written by a newer
-/// one) is dropped: the token or client becomes less powerful, never more.
-fn stored_scopes(names: &[String]) -> Scopes {
-    names
-        .iter()
-        .filter_map(|name| match Scope::parse(name) {
-            Ok(scope) => Some(scope),
-            Err(unknown) => {
-                tracing::warn!(%unknown, "ignoring a stored OAuth scope");
-                None
-            }
-        })
-        .collect()
 }
 
 fn stored_hash(bytes: &[u8], what: &str) -> anyhow::Result<TokenHash> {
@@ -114,7 +100,7 @@ impl ClientRow {
                 .map(|uri| RedirectUri::parse(uri))
                 .collect::<Result<_, _>>()
                 .with_context(|| format!("client {id} has an invalid redirect URI"))?,
-            scopes: stored_scopes(&self.scopes),
+            scopes: stored_scopes(&self.scopes, format_args!("OAuth client {id}")),
             grant_types: self
                 .grant_types
                 .iter()
@@ -155,7 +141,7 @@ impl GrantRow {
             id: GrantId(self.id),
             client_id: ClientId(self.client_id),
             user_id: UserId(self.user_id),
-            scopes: stored_scopes(&self.scopes),
+            scopes: stored_scopes(&self.scopes, format_args!("grant {}", self.id)),
             jkt: self.jkt,
             created_at: self.created_at,
             revoked_at: self.revoked_at,
@@ -199,8 +185,8 @@ impl CodeRow {
             code_hash: stored_hash(&self.code_hash, "authorization code")?,
             client_id: ClientId(self.client_id),
             user_id: UserId(self.user_id),
+            scopes: stored_scopes(&self.scopes, format_args!("an authorization code")),
             redirect_uri: self.redirect_uri,
-            scopes: stored_scopes(&self.scopes),
             code_challenge: self.code_challenge,
             created_at: self.created_at,
             expires_at: self.expires_at,
@@ -269,7 +255,10 @@ impl AccessRow {
         Ok(AccessToken {
             token_hash: stored_hash(&self.token_hash, "access token")?,
             grant_id: GrantId(self.grant_id),
-            scopes: stored_scopes(&self.scopes),
+            scopes: stored_scopes(
+                &self.scopes,
+                format_args!("an access token of grant {}", self.grant_id),
+            ),
             issued_at: self.issued_at,
             expires_at: self.expires_at,
             revoked_at: self.revoked_at,

@@ -7,9 +7,7 @@ use deckhand_domain::identity::ports::{
     ApiKeyRepository, InsertApiKeyError, InsertPartnerError, PartnerRepository,
     SignatureReplayRepository,
 };
-use deckhand_domain::identity::{
-    ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, Scope, Scopes, Tier, UserId,
-};
+use deckhand_domain::identity::{ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, Tier, UserId};
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Bytea, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
@@ -19,6 +17,7 @@ use uuid::Uuid;
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{partner_api_keys as keys, partners};
+use crate::scopes::stored_scopes;
 
 /// How many expired replay records each insert deletes: more than one, so the table shrinks
 /// back after a burst, and few enough that the insert stays cheap.
@@ -41,19 +40,7 @@ impl PartnerRow {
     pub(crate) fn into_domain(self) -> anyhow::Result<Partner> {
         let slug = PartnerSlug::parse(&self.slug)
             .with_context(|| format!("partner {:?} has an invalid stored slug", self.slug))?;
-        let scopes = self
-            .scopes
-            .iter()
-            .filter_map(|name| match Scope::parse(name) {
-                Ok(scope) => Some(scope),
-                // As for tokens: a scope this release does not know is dropped, which leaves
-                // the partner less powerful, never more.
-                Err(unknown) => {
-                    tracing::warn!(partner = %slug, %unknown, "ignoring a stored scope");
-                    None
-                }
-            })
-            .collect::<Scopes>();
+        let scopes = stored_scopes(&self.scopes, format_args!("partner {slug}"));
         let game_scopes = GameScopes::parse_list(&self.game_scopes.join(" "))
             .with_context(|| format!("partner {slug} has invalid stored game scopes"))?;
         let tier = Tier::parse(&self.tier)
@@ -155,6 +142,7 @@ async fn find_partner(
 
 #[async_trait]
 impl PartnerRepository for PgPartnerRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(partners::table)
@@ -165,6 +153,7 @@ impl PartnerRepository for PgPartnerRepository {
             .map_err(error::insert_partner)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         let mut conn = checkout(&self.pool).await?;
         find_partner(&mut conn, slug)
@@ -175,6 +164,7 @@ impl PartnerRepository for PgPartnerRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn set_active(
         &self,
         slug: &PartnerSlug,
@@ -200,6 +190,7 @@ pub(crate) struct PgApiKeyRepository {
 
 #[async_trait]
 impl ApiKeyRepository for PgApiKeyRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, key: &ApiKey) -> Result<(), InsertApiKeyError> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(keys::table)
@@ -210,6 +201,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .map_err(error::insert_api_key)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(&self, hash: &TokenHash) -> anyhow::Result<Option<(ApiKey, Partner)>> {
         let mut conn = checkout(&self.pool).await?;
         let found: Option<(ApiKeyRow, PartnerRow)> = keys::table
@@ -226,6 +218,7 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>> {
         let mut conn = checkout(&self.pool).await?;
         // COALESCE in the statement keeps a first revocation time without a read first.
@@ -262,6 +255,7 @@ struct Recorded {
 
 #[async_trait]
 impl SignatureReplayRepository for PgSignatureReplayRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_signature_once(
         &self,
         partner: &PartnerSlug,

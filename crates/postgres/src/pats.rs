@@ -4,7 +4,7 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
 use deckhand_domain::identity::ports::{InsertPatError, PatRepository};
-use deckhand_domain::identity::{PatId, PersonalAccessToken, Scope, Scopes, User, UserId};
+use deckhand_domain::identity::{PatId, PersonalAccessToken, User, UserId};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
@@ -13,6 +13,7 @@ use uuid::Uuid;
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{personal_access_tokens as pats, users};
+use crate::scopes::stored_scopes;
 use crate::users::UserRow;
 
 #[derive(Debug, Queryable, Selectable)]
@@ -33,20 +34,7 @@ impl PatRow {
         let token_hash = <[u8; 32]>::try_from(self.token_hash.as_slice())
             .map(TokenHash)
             .with_context(|| format!("token {} has a stored hash that is not 32 bytes", self.id))?;
-        let scopes = self
-            .scopes
-            .iter()
-            .filter_map(|name| match Scope::parse(name) {
-                Ok(scope) => Some(scope),
-                // Written by a newer release, then read by an older one after a rollback:
-                // dropping what this release cannot enforce leaves the token less powerful,
-                // never more, and keeps it working.
-                Err(unknown) => {
-                    tracing::warn!(token = %self.id, %unknown, "ignoring a stored scope");
-                    None
-                }
-            })
-            .collect::<Scopes>();
+        let scopes = stored_scopes(&self.scopes, format_args!("token {}", self.id));
         Ok(PersonalAccessToken {
             id: PatId(self.id),
             user_id: UserId(self.user_id),
@@ -115,11 +103,13 @@ pub(crate) struct PgPatRepository {
 
 #[async_trait]
 impl PatRepository for PgPatRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, pat: &PersonalAccessToken) -> Result<(), InsertPatError> {
         let mut conn = checkout(&self.pool).await?;
         insert_pat(&mut conn, pat).await.map_err(error::insert_pat)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_hash(
         &self,
         hash: &TokenHash,

@@ -110,6 +110,7 @@ pub(crate) struct PgUserRepository {
 
 #[async_trait]
 impl UserRepository for PgUserRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, user: &User) -> Result<(), InsertUserError> {
         let mut conn = checkout(&self.pool).await?;
         insert_user(&mut conn, user)
@@ -117,6 +118,7 @@ impl UserRepository for PgUserRepository {
             .map_err(error::insert_user)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_id(&self, id: UserId) -> anyhow::Result<Option<User>> {
         let mut conn = checkout(&self.pool).await?;
         let row = find_user_by_id(&mut conn, id)
@@ -126,6 +128,7 @@ impl UserRepository for PgUserRepository {
         row.map(UserRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_username(&self, username: &Username) -> anyhow::Result<Option<User>> {
         let mut conn = checkout(&self.pool).await?;
         let row = find_user_by_username(&mut conn, username)
@@ -135,6 +138,7 @@ impl UserRepository for PgUserRepository {
         row.map(UserRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn set_active(&self, id: UserId, active: bool) -> anyhow::Result<Option<User>> {
         let mut conn = checkout(&self.pool).await?;
         let row = set_user_active(&mut conn, id, active)

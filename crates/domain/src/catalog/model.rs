@@ -63,7 +63,7 @@ pub fn name_key(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
-/// A card identifier as a partner sends it (public spec 2.10; the wire form is the HTTP
+/// A card identifier as a partner sends it (the wire form is the HTTP
 /// adapter's). Every field is optional; absent fields stay absent when echoed back as `input`.
 #[derive(Default, Clone, Debug, PartialEq, Eq)]
 pub struct CardIdentifier {

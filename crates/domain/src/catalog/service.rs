@@ -30,11 +30,13 @@ impl CatalogService {
         Self { repository }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn games(&self) -> anyhow::Result<Vec<Game>> {
         self.repository.games().await
     }
 
     /// The game of a `{game}` path segment; `NotFound` for an unknown slug.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
     pub async fn game(&self, slug: &str) -> Result<Game, GameNotFound> {
         self.repository
             .game(slug)
@@ -42,6 +44,7 @@ impl CatalogService {
             .ok_or(GameNotFound::NotFound)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn formats(&self, game: &Game) -> anyhow::Result<Vec<Format>> {
         self.repository.formats(&game.slug).await
     }
@@ -58,6 +61,7 @@ impl CatalogService {
     }
 
     /// Stores a batch of imported printings (and their cards); idempotent.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, entries = entries.len()))]
     pub async fn import_batch(&self, game: &Game, entries: &[CatalogEntry]) -> anyhow::Result<()> {
         if entries.is_empty() {
             return Ok(());
@@ -65,6 +69,7 @@ impl CatalogService {
         self.repository.upsert(&game.slug, entries).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn counts(&self, game: &Game) -> anyhow::Result<CatalogCounts> {
         self.repository.counts(&game.slug).await
     }
@@ -74,6 +79,7 @@ impl CatalogService {
     ///
     /// Costs at most three store lookups whatever the number of identifiers. The caller
     /// enforces [`MAX_IDENTIFIERS`] at the edge, where the request is validated.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, identifiers = identifiers.len()))]
     pub async fn resolve(
         &self,
         game: &Game,
@@ -114,6 +120,7 @@ impl CatalogService {
     }
 
     /// The printings with these variant ids, in no particular order; unknown ids are left out.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, printings = variant_ids.len()))]
     pub async fn printings(
         &self,
         game: &Game,

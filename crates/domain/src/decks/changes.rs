@@ -2,24 +2,12 @@
 
 use std::collections::BTreeSet;
 
+use crate::Patch;
 use crate::catalog::CardIdentifier;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
+use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity};
 use super::model::{FeaturedSlot, Visibility};
-
-/// At most this many card lines per deck write.
-pub const MAX_CARD_LINES: usize = 500;
-/// A line's quantity, and a merged line's total, stay within this.
-pub const MAX_QUANTITY: u32 = 999;
-
-/// A card line as a client sends it, before resolution.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CardLineInput {
-    pub section: String,
-    pub quantity: u32,
-    pub foil: bool,
-    pub identifier: CardIdentifier,
-}
 
 /// A featured card as a client sends it, before resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,25 +17,26 @@ pub struct FeaturedInput {
     pub identifier: CardIdentifier,
 }
 
-/// The fields of a create or PATCH. `None` leaves a field as it is (on create: its default);
-/// `Some(None)` clears a nullable field.
+/// The fields of a create or PATCH, as the client sent them: bounds are checked by
+/// [`DeckChanges::check`]. `None` or [`Patch::Keep`] leaves a field as it is (on create: its
+/// default); [`Patch::Clear`] clears a nullable field.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeckChanges {
     pub name: Option<String>,
     pub notes: Option<String>,
     pub visibility: Option<Vec<String>>,
-    pub format: Option<Option<String>>,
-    pub youtube_url: Option<Option<String>>,
-    pub thumbnail: Option<Option<String>>,
+    pub format: Patch<String>,
+    pub youtube_url: Patch<String>,
+    pub thumbnail: Patch<String>,
     pub legal: Option<bool>,
-    pub archetype: Option<Option<String>>,
+    pub archetype: Patch<String>,
     pub source_provider: Option<String>,
-    pub source_external_id: Option<Option<String>>,
-    pub source_external_version: Option<Option<String>>,
-    pub source_external_url: Option<Option<String>>,
+    pub source_external_id: Patch<String>,
+    pub source_external_version: Patch<String>,
+    pub source_external_url: Patch<String>,
     pub cards: Option<Vec<CardLineInput>>,
-    /// `Some(None)` returns to featured cards derived from the commander and companion.
-    pub featured: Option<Option<Vec<FeaturedInput>>>,
+    /// `Clear` returns to featured cards derived from the commander and companion.
+    pub featured: Patch<Vec<FeaturedInput>>,
     /// PATCH only.
     pub is_archived: Option<bool>,
 }
@@ -83,31 +72,30 @@ pub(crate) struct CheckedChanges {
     pub name: Option<String>,
     pub notes: Option<String>,
     pub visibility: Option<Visibility>,
-    pub format: Option<Option<uuid::Uuid>>,
-    pub youtube_url: Option<Option<String>>,
-    pub thumbnail: Option<Option<String>>,
+    pub format: Patch<uuid::Uuid>,
+    pub youtube_url: Patch<String>,
+    pub thumbnail: Patch<String>,
     pub legal: Option<bool>,
-    pub archetype: Option<Option<String>>,
+    pub archetype: Patch<String>,
     pub source_provider: Option<String>,
-    pub source_external_id: Option<Option<String>>,
-    pub source_external_version: Option<Option<String>>,
-    pub source_external_url: Option<Option<String>>,
+    pub source_external_id: Patch<String>,
+    pub source_external_version: Patch<String>,
+    pub source_external_url: Patch<String>,
     pub is_archived: Option<bool>,
 }
 
+/// A nullable text field within `max` characters; `Keep` when it is out of bounds, the
+/// violation being recorded.
 fn optional_text(
     violations: &mut Violations,
     field: &str,
-    value: &Option<Option<String>>,
+    value: &Patch<String>,
     max: usize,
-) -> Option<Option<String>> {
-    match value {
-        None => None,
-        Some(None) => Some(None),
-        Some(Some(text)) => violations
-            .check(bounded_text(field, text, 0, max))
-            .map(Some),
-    }
+) -> Patch<String> {
+    let checked = value
+        .as_ref()
+        .try_map(|text| bounded_text(field, text, 0, max));
+    violations.check(checked).unwrap_or_default()
 }
 
 impl DeckChanges {
@@ -153,15 +141,13 @@ impl DeckChanges {
             .visibility
             .as_deref()
             .and_then(|levels| v.check(Visibility::parse_levels("visibility", levels)));
-        let format = match &self.format {
-            None => None,
-            Some(None) => Some(None),
-            Some(Some(id)) => v
-                .check(uuid::Uuid::parse_str(id).map_err(|_| {
+        let format = v
+            .check(self.format.as_ref().try_map(|id| {
+                uuid::Uuid::parse_str(id).map_err(|_| {
                     FieldViolation::new("format", "invalid", "must be a format id (a UUID)")
-                }))
-                .map(Some),
-        };
+                })
+            }))
+            .unwrap_or_default();
         let provider = self.source_provider.as_deref().and_then(|provider| {
             let known = provider == "manual" || policy.source_providers.contains(provider);
             if known {
@@ -217,13 +203,10 @@ impl DeckChanges {
                 ));
             }
             for (index, line) in cards.iter().enumerate() {
-                if !(1..=MAX_QUANTITY).contains(&line.quantity) {
-                    v.push(FieldViolation::new(
-                        format!("cards[{index}].quantity"),
-                        "range",
-                        format!("must be 1 to {MAX_QUANTITY}"),
-                    ));
-                }
+                v.check(check_quantity(
+                    format!("cards[{index}].quantity"),
+                    line.quantity,
+                ));
             }
         }
         let is_empty_patch = !creating && *self == DeckChanges::default();
@@ -262,13 +245,13 @@ mod tests {
     fn creating_needs_a_name_and_every_bound_is_reported() {
         let changes = DeckChanges {
             notes: Some("x".repeat(50_001)),
-            youtube_url: Some(Some("y".repeat(501))),
-            thumbnail: Some(Some("t".repeat(256))),
-            source_external_id: Some(Some("i".repeat(129))),
-            source_external_version: Some(Some("v".repeat(33))),
+            youtube_url: Patch::Set("y".repeat(501)),
+            thumbnail: Patch::Set("t".repeat(256)),
+            source_external_id: Patch::Set("i".repeat(129)),
+            source_external_version: Patch::Set("v".repeat(33)),
             source_provider: Some("elsewhere".into()),
             visibility: Some(vec![]),
-            format: Some(Some("not-a-uuid".into())),
+            format: Patch::Set("not-a-uuid".into()),
             ..DeckChanges::default()
         };
         assert_eq!(

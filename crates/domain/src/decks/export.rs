@@ -1,4 +1,4 @@
-//! Export of decks as deck-list text (public spec 4.4, contract "Export"): a stored deck the
+//! Export of decks as deck-list text (the contract's "Export"): a stored deck the
 //! caller may see, or an inline payload of card entries or pasted text resolved against the
 //! catalog. The text format itself lives in [`super::text`]; this module decides what goes into
 //! it and which warnings a payload earns. User-facing rules: `docs/deck-text-format.md`.
@@ -11,7 +11,7 @@ use crate::catalog::{CardIdentifier, CatalogService, Game, Resolution, Unresolve
 use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
-use super::changes::{CardLineInput, MAX_CARD_LINES, MAX_QUANTITY};
+use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity, check_section};
 use super::model::{Deck, DeckId};
 use super::service::{DeckError, DeckService};
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
@@ -130,6 +130,7 @@ impl ExportService {
     /// The text of a stored deck the caller may see. Visibility is decided on the deck as it is
     /// now, before the cache is consulted, so a cached render never reaches a caller who may not
     /// see the deck.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn deck(
         &self,
         principal: &Principal,
@@ -153,6 +154,7 @@ impl ExportService {
 
     /// The text of an inline payload, resolved against the catalog in one call. Never cached:
     /// the payload is its own key and is rarely sent twice.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn payload(
         &self,
         game: &Game,
@@ -271,21 +273,13 @@ fn check_payload(game: &Game, payload: &ExportPayload) -> Result<(), Violations>
             ));
         }
         for (index, card) in cards.iter().enumerate() {
-            if game.section(&card.section).is_none() {
-                let known: Vec<&str> = game.sections.iter().map(|s| s.key.as_str()).collect();
-                v.push(FieldViolation::new(
-                    format!("deck_payload.cards[{index}].section"),
-                    "unknown",
-                    format!("must be one of {}", known.join(", ")),
-                ));
-            }
-            if !(1..=MAX_QUANTITY).contains(&card.quantity) {
-                v.push(FieldViolation::new(
-                    format!("deck_payload.cards[{index}].quantity"),
-                    "range",
-                    format!("must be 1 to {MAX_QUANTITY}"),
-                ));
-            }
+            let field = format!("deck_payload.cards[{index}]");
+            v.check(check_section(
+                game,
+                format!("{field}.section"),
+                &card.section,
+            ));
+            v.check(check_quantity(format!("{field}.quantity"), card.quantity));
         }
     }
     v.into_result(())

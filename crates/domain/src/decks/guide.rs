@@ -1,4 +1,4 @@
-//! A deck's strategy guide (public spec 2.8) and its premium preview.
+//! A deck's strategy guide and its premium preview.
 
 use time::OffsetDateTime;
 use uuid::Uuid;

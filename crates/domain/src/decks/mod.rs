@@ -1,5 +1,6 @@
 //! Decks: their content, history, visibility and ownership rules, and the listing.
 
+mod card_line;
 mod changes;
 pub mod export;
 mod guide;
@@ -10,10 +11,8 @@ mod service;
 pub mod text;
 pub mod trending;
 
-pub use changes::{
-    CardLineInput, DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput,
-    MAX_CARD_LINES, MAX_QUANTITY,
-};
+pub use card_line::{CardLineInput, MAX_CARD_LINES, QUANTITY_RANGE};
+pub use changes::{DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput};
 pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,
 };

@@ -141,7 +141,8 @@ pub struct DeckContent {
     pub legal: bool,
     pub archetype: Option<String>,
     pub cards: Vec<DeckCard>,
-    /// `None` until the owner sets featured cards; then they are derived.
+    /// The owner's chosen featured cards; `None` (the default, and after the owner clears
+    /// them) derives them from the commander and companion sections instead.
     pub featured: Option<Vec<FeaturedChoice>>,
 }
 

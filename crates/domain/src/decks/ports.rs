@@ -4,9 +4,11 @@ use async_trait::async_trait;
 use time::{Duration, OffsetDateTime};
 
 use super::guide::DeckGuide;
-use super::model::{Deck, DeckContent, DeckId, DeckSummary, DeckVersion, HistoryType, Provenance};
+use super::model::{
+    Author, Deck, DeckContent, DeckId, DeckSummary, DeckVersion, HistoryType, Provenance,
+};
 use super::query::{DeckQuery, Page};
-use crate::identity::UserId;
+use crate::identity::{UserId, Username};
 
 /// A deck to store, with its first history record (`create`).
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +20,43 @@ pub struct NewDeck {
     pub summary: DeckSummary,
     pub provenance: Provenance,
     pub created_at: OffsetDateTime,
+}
+
+impl NewDeck {
+    /// The deck as `insert` returns it: version 1, no views, likes or guides, not archived,
+    /// edited when created; `username` is the owner's.
+    pub fn as_inserted(&self, username: Username) -> Deck {
+        Deck {
+            id: self.id,
+            game: self.game.clone(),
+            author: Author {
+                id: self.owner,
+                username,
+            },
+            content: self.content.clone(),
+            summary: self.summary.clone(),
+            provenance: self.provenance.clone(),
+            is_archived: false,
+            version: 1,
+            pageviews: 0,
+            likes: 0,
+            has_guide: false,
+            has_sideboard_guide: false,
+            created_at: self.created_at,
+            updated_at: self.created_at,
+        }
+    }
+
+    /// History record 1, which `insert` stores with the deck.
+    pub fn first_version(&self) -> DeckVersion {
+        DeckVersion {
+            version_number: 1,
+            history_type: HistoryType::Create,
+            content: self.content.clone(),
+            summary: self.summary.clone(),
+            edited_at: self.created_at,
+        }
+    }
 }
 
 /// The state a save writes, decided by a [`Reviser`] from the locked current deck.

@@ -4,14 +4,14 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::Patch;
 use crate::catalog::{CatalogService, Game, Printing, Unresolved};
 use crate::identity::{Principal, UserId};
 use crate::ports::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
-use super::changes::{
-    CardLineInput, CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput, MAX_QUANTITY,
-};
+use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
+use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckSummary, DeckVersion, FeaturedCard,
@@ -116,6 +116,7 @@ impl DeckService {
     }
 
     /// Creates a deck owned by the caller (a partner-only caller: its `created_by` user).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn create(
         &self,
         principal: &Principal,
@@ -131,13 +132,13 @@ impl DeckService {
             name: checked.name.clone().unwrap_or_default(),
             notes: checked.notes.clone().unwrap_or_default(),
             visibility: checked.visibility.unwrap_or(Visibility::Private),
-            format_id: checked.format.flatten(),
-            youtube_url: checked.youtube_url.clone().flatten(),
-            thumbnail: checked.thumbnail.clone().flatten(),
+            format_id: checked.format.clone().into_value(),
+            youtube_url: checked.youtube_url.clone().into_value(),
+            thumbnail: checked.thumbnail.clone().into_value(),
             legal: checked.legal.unwrap_or(false),
-            archetype: checked.archetype.clone().flatten(),
+            archetype: checked.archetype.clone().into_value(),
             cards: cards.unwrap_or_default(),
-            featured: featured.flatten(),
+            featured: featured.into_value(),
         };
         let new = NewDeck {
             id: DeckId(self.system.ids.new_id()),
@@ -155,6 +156,7 @@ impl DeckService {
     }
 
     /// A deck of `game` the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn get(
         &self,
         principal: &Principal,
@@ -167,6 +169,7 @@ impl DeckService {
     }
 
     /// Applies a PATCH: owner only, one version and one history record per save.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn update(
         &self,
         principal: &Principal,
@@ -198,6 +201,7 @@ impl DeckService {
     }
 
     /// The history, oldest first, of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn versions(
         &self,
         principal: &Principal,
@@ -209,6 +213,7 @@ impl DeckService {
     }
 
     /// Restores the content of version `number` as a new version (forward-saving).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, version = number))]
     pub async fn rollback(
         &self,
         principal: &Principal,
@@ -243,6 +248,7 @@ impl DeckService {
     }
 
     /// A page of the decks of `game` the caller may see; archived decks are left out.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn list(
         &self,
         principal: &Principal,
@@ -262,6 +268,7 @@ impl DeckService {
     }
 
     /// Registers a view of a deck the caller may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn register_view(
         &self,
         principal: &Principal,
@@ -289,6 +296,7 @@ impl DeckService {
 
     /// The deck's strategy guide as the caller may read it: whole for the owner and premium
     /// users, a preview of a premium guide for everyone else; `None` when it has none.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn guide(
         &self,
         principal: &Principal,
@@ -303,6 +311,7 @@ impl DeckService {
     }
 
     /// Creates or replaces the deck's guide (owner only); true when it is new.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn put_guide(
         &self,
         principal: &Principal,
@@ -326,6 +335,7 @@ impl DeckService {
     }
 
     /// Deletes the deck's guide (owner only); `NotFound` when there is none.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
     pub async fn delete_guide(
         &self,
         principal: &Principal,
@@ -367,6 +377,7 @@ impl DeckService {
     }
 
     /// Removes view records that can no longer dedupe anything.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn prune_views(&self) -> anyhow::Result<u64> {
         let before = self.system.clock.now() - self.policy.pageview_window;
         self.decks.prune_views(before).await
@@ -382,7 +393,7 @@ impl DeckService {
     }
 
     async fn check_format(&self, game: &Game, checked: &CheckedChanges) -> Result<(), DeckError> {
-        if let Some(Some(format_id)) = checked.format {
+        if let Patch::Set(format_id) = checked.format {
             let format = self.catalog.format(game, &format_id.to_string()).await?;
             if format.is_none() {
                 let message = format!("{} has no format {format_id}", game.slug);
@@ -396,19 +407,20 @@ impl DeckService {
 
     /// Resolves the card lines and featured cards that `changes` sets.
     #[allow(clippy::type_complexity)]
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     async fn resolve(
         &self,
         game: &Game,
         changes: &DeckChanges,
-    ) -> Result<(Option<Vec<DeckCard>>, Option<Option<Vec<FeaturedChoice>>>), DeckError> {
+    ) -> Result<(Option<Vec<DeckCard>>, Patch<Vec<FeaturedChoice>>), DeckError> {
         let cards = match &changes.cards {
             Some(lines) => Some(self.resolve_lines(game, lines).await?),
             None => None,
         };
         let featured = match &changes.featured {
-            Some(Some(choices)) => Some(Some(self.resolve_featured(game, choices).await?)),
-            Some(None) => Some(None),
-            None => None,
+            Patch::Set(choices) => Patch::Set(self.resolve_featured(game, choices).await?),
+            Patch::Clear => Patch::Clear,
+            Patch::Keep => Patch::Keep,
         };
         Ok((cards, featured))
     }
@@ -420,18 +432,11 @@ impl DeckService {
     ) -> Result<Vec<DeckCard>, DeckError> {
         let mut violations = Violations::default();
         for (index, line) in lines.iter().enumerate() {
-            if game.section(&line.section).is_none() {
-                let known: Vec<&str> = game
-                    .sections
-                    .iter()
-                    .map(|section| section.key.as_str())
-                    .collect();
-                violations.push(FieldViolation::new(
-                    format!("cards[{index}].section"),
-                    "unknown",
-                    format!("must be one of {}", known.join(", ")),
-                ));
-            }
+            violations.check(check_section(
+                game,
+                format!("cards[{index}].section"),
+                &line.section,
+            ));
         }
         violations.into_result(())?;
         let identifiers: Vec<_> = lines.iter().map(|line| line.identifier.clone()).collect();
@@ -454,10 +459,16 @@ impl DeckService {
                 }),
             }
         }
-        if let Some(card) = merged.iter().find(|card| card.quantity > MAX_QUANTITY) {
+        if let Some(card) = merged
+            .iter()
+            .find(|card| !QUANTITY_RANGE.contains(&card.quantity))
+        {
             let message = format!(
-                "{} copies of {} in {} exceed {MAX_QUANTITY}",
-                card.quantity, card.card.name, card.section
+                "{} copies of {} in {} exceed {}",
+                card.quantity,
+                card.card.name,
+                card.section,
+                QUANTITY_RANGE.end()
             );
             return Err(Violations(vec![FieldViolation::new("cards", "range", message)]).into());
         }
@@ -527,7 +538,7 @@ fn apply_content(
     content: &mut DeckContent,
     checked: &CheckedChanges,
     cards: Option<Vec<DeckCard>>,
-    featured: Option<Option<Vec<FeaturedChoice>>>,
+    featured: Patch<Vec<FeaturedChoice>>,
 ) {
     if let Some(name) = &checked.name {
         content.name = name.clone();
@@ -538,27 +549,17 @@ fn apply_content(
     if let Some(visibility) = checked.visibility {
         content.visibility = visibility;
     }
-    if let Some(format) = checked.format {
-        content.format_id = format;
-    }
-    if let Some(youtube_url) = &checked.youtube_url {
-        content.youtube_url = youtube_url.clone();
-    }
-    if let Some(thumbnail) = &checked.thumbnail {
-        content.thumbnail = thumbnail.clone();
-    }
+    checked.format.apply_to(&mut content.format_id);
+    checked.youtube_url.apply_to(&mut content.youtube_url);
+    checked.thumbnail.apply_to(&mut content.thumbnail);
     if let Some(legal) = checked.legal {
         content.legal = legal;
     }
-    if let Some(archetype) = &checked.archetype {
-        content.archetype = archetype.clone();
-    }
+    checked.archetype.apply_to(&mut content.archetype);
     if let Some(cards) = cards {
         content.cards = cards;
     }
-    if let Some(featured) = featured {
-        content.featured = featured;
-    }
+    featured.apply_to(&mut content.featured);
 }
 
 /// The provenance after `checked`; an external id given now stamps the import time.
@@ -570,15 +571,22 @@ fn apply_provenance(
     if let Some(provider) = &checked.source_provider {
         provenance.source_provider = provider.clone();
     }
-    if let Some(version) = &checked.source_external_version {
-        provenance.source_external_version = version.clone();
-    }
-    if let Some(url) = &checked.source_external_url {
-        provenance.source_external_url = url.clone();
-    }
-    if let Some(external_id) = &checked.source_external_id {
-        provenance.source_imported_at = external_id.as_ref().map(|_| now);
-        provenance.source_external_id = external_id.clone();
+    checked
+        .source_external_version
+        .apply_to(&mut provenance.source_external_version);
+    checked
+        .source_external_url
+        .apply_to(&mut provenance.source_external_url);
+    match &checked.source_external_id {
+        Patch::Keep => {}
+        Patch::Clear => {
+            provenance.source_external_id = None;
+            provenance.source_imported_at = None;
+        }
+        Patch::Set(external_id) => {
+            provenance.source_external_id = Some(external_id.clone());
+            provenance.source_imported_at = Some(now);
+        }
     }
     provenance
 }
@@ -660,3 +668,6 @@ fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;

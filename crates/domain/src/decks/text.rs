@@ -7,11 +7,8 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
-use std::ops::RangeInclusive;
 
-/// The quantities one line may carry: the bounds of a card entry on a deck, so that every line
-/// the parser accepts could also be stored.
-pub const QUANTITY_RANGE: RangeInclusive<u32> = 1..=999;
+use super::card_line::QUANTITY_RANGE;
 
 /// Written after a line for a foil card, and recognised there when reading.
 pub const FOIL_MARKER: &str = "*F*";

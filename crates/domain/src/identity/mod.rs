@@ -3,7 +3,7 @@
 
 mod credentials;
 mod partner;
-mod partners;
+mod partner_service;
 mod principal;
 mod scope;
 mod service;
@@ -18,7 +18,7 @@ pub use partner::{
     ApiKey, ApiKeyId, InvalidGameScopes, InvalidPartnerSlug, InvalidTier, Partner, PartnerSlug,
     RequestFacts,
 };
-pub use partners::{
+pub use partner_service::{
     CreateApiKeyError, CreatePartnerError, NewPartnerRequest, PartnerLookupError, RevokeApiKeyError,
 };
 pub use principal::{

@@ -107,6 +107,7 @@ impl IdentityService {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_user(
         &self,
         username: &str,
@@ -139,6 +140,7 @@ impl IdentityService {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn find_user(&self, lookup: &UserLookup) -> Result<User, LookupUserError> {
         let found = match lookup {
             UserLookup::Id(id) => self.users.find_by_id(*id).await?,
@@ -149,6 +151,7 @@ impl IdentityService {
 
     /// Deactivates a user: every credential of theirs stops working at once, because every
     /// authentication reads the user's active flag.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn deactivate_user(&self, lookup: &UserLookup) -> Result<User, LookupUserError> {
         let user = self.find_user(lookup).await?;
         self.users
@@ -158,6 +161,7 @@ impl IdentityService {
     }
 
     /// Creates a token and returns it with its one-time secret, which is never stored.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_pat(
         &self,
         request: NewPatRequest,
@@ -207,6 +211,7 @@ impl IdentityService {
     /// The principal a request acts as. Anonymous requests are a principal too; whether an
     /// endpoint accepts them is [`Principal::authorize`]'s question. `facts` are what a partner
     /// signature covers; other lanes ignore them.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(
         &self,
         credentials: &PresentedCredentials,

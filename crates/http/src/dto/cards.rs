@@ -5,7 +5,7 @@ use deckhand_domain::catalog::{CardIdentifier, Printing, Resolved, Unresolved};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// A card identifier (public spec 2.10): every field an optional string.
+/// A card identifier: every field an optional string.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardIdentifierDto {
@@ -57,7 +57,7 @@ impl From<CardIdentifier> for CardIdentifierDto {
     }
 }
 
-/// A printing as resolution returns it (contract 4, "Card resolution").
+/// A printing as resolution returns it (the contract's "Card resolution").
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct CardDto {
     #[serde(rename = "cardId")]

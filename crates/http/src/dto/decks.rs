@@ -21,7 +21,7 @@ impl From<&Author> for AuthorDto {
     }
 }
 
-/// A featured card (public spec 2.4).
+/// A featured card, as lists and the deck detail show it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct FeaturedCardDto {
     slot: String,

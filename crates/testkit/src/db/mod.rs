@@ -2,6 +2,7 @@
 //! demand) and [`TestDb`], an isolated schema per test on it.
 
 mod cluster;
+mod sweep;
 
 use std::sync::OnceLock;
 
@@ -48,13 +49,12 @@ fn cannot_start(error: &anyhow::Error) -> String {
     )
 }
 
-/// Advisory lock key serialising extension creation across test processes.
-const EXTENSIONS_LOCK: i64 = 0x6465_636b_6861_6e64;
-
-/// An isolated schema, `test_<random>`, with every migration applied, on the test server.
+/// An isolated schema, `test_<time>_<random>`, with every migration applied, on the test
+/// server.
 ///
 /// Its URL and pool put the schema first on `search_path`, so the adapters see only its tables
-/// and tests run in parallel without sharing rows. Dropping it drops the schema.
+/// and tests run in parallel without sharing rows. Dropping it drops the schema; schemas that
+/// crashed runs left behind are swept by the next run (see [`sweep`]).
 pub struct TestDb {
     schema: String,
     url: String,
@@ -73,30 +73,14 @@ impl TestDb {
 
     async fn create() -> anyhow::Result<Self> {
         let base = database_url();
-        let schema = format!("test_{}", uuid::Uuid::new_v4().simple());
-        // tokio-postgres sends `options` at connection start, so every pooled connection gets
-        // the search_path; `application_name` tells the schema's connections apart on the
-        // server.
-        let url = with_params(
-            base,
-            &[
-                ("options", &format!("-c search_path={schema},public")),
-                ("application_name", &schema),
-            ],
-        )?;
-
+        sweep::prepare_server().await?;
+        let schema = sweep::new_schema_name();
+        let url = schema_url(base, &schema)?;
         AsyncPgConnection::establish(base)
             .await
             // Not the URL itself, which may hold a password.
             .context("connecting to the test server")?
-            // Extensions are per database, not per schema: create them once, under a lock,
-            // before parallel tests migrate their schemas (whose `CREATE EXTENSION IF NOT
-            // EXISTS` would otherwise race).
-            .batch_execute(&format!(
-                "BEGIN; SELECT pg_advisory_xact_lock({EXTENSIONS_LOCK}); \
-                 CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public; COMMIT; \
-                 CREATE SCHEMA {schema}"
-            ))
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
             .await
             .context("creating the test schema")?;
         let db = Self {
@@ -157,6 +141,19 @@ impl Drop for TestDb {
             Err(_) => eprintln!("dropping test schema {} panicked", self.schema),
         }
     }
+}
+
+/// A URL whose sessions use `schema`: tokio-postgres sends `options` at connection start, so
+/// every pooled connection gets the search_path; `application_name` tells the schema's
+/// connections apart on the server.
+fn schema_url(base: &str, schema: &str) -> anyhow::Result<String> {
+    with_params(
+        base,
+        &[
+            ("options", &format!("-c search_path={schema},public")),
+            ("application_name", schema),
+        ],
+    )
 }
 
 /// `url` with query parameters added.

@@ -23,7 +23,7 @@ pub enum Expand {
     Cards,
 }
 
-/// The deck detail (public spec 2.2).
+/// The deck detail: the deck with its cards, summary and provenance.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckDetail {
     #[serde(flatten)]

@@ -14,7 +14,7 @@ use crate::error::ApiError;
 use crate::pagination::Paginated;
 use crate::state::HttpState;
 
-/// The list's query (public spec 4.3). Unknown parameters are ignored.
+/// The deck list's query. Unknown parameters are ignored.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]

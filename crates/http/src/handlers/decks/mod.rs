@@ -1,4 +1,4 @@
-//! Deck endpoints (public spec 4.3): one file per operation; the wire shapes live here.
+//! Deck endpoints: one file per operation; the wire shapes live here.
 
 pub(crate) mod create;
 pub(crate) mod detail;
@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use actix_web::HttpRequest;
 use actix_web::http::header::{self, HeaderValue};
+use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
     CardLineInput, Deck, DeckChanges, DeckVersion, FeaturedInput, FeaturedSlot, HistoryType,
@@ -29,7 +30,7 @@ use crate::dto::games::FormatDto;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
-/// A deck in a list (public spec 2.1); the summary fields only with `include=summary`.
+/// A deck in a list; the summary fields only with `include=summary`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckListItem {
     id: Uuid,
@@ -97,7 +98,7 @@ impl DeckListItem {
     }
 }
 
-/// The deck write record (public spec 2.3): the answer of create, PATCH and rollback.
+/// The deck write record: the answer of create, PATCH and rollback.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckWriteRecord {
     id: Uuid,
@@ -154,7 +155,7 @@ impl From<&Deck> for DeckWriteRecord {
     }
 }
 
-/// One history record (public spec 2.9).
+/// One history record of a deck.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeckVersionDto {
     version_number: i32,
@@ -195,7 +196,7 @@ fn nullable<'de, D: Deserializer<'de>>(
     ))
 }
 
-/// A card line of a deck write (contract 4, "Cards on decks").
+/// A card line of a deck write (the contract's "Cards on decks").
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CardLineDto {
@@ -253,7 +254,7 @@ macro_rules! identifier_of {
     };
 }
 
-/// An entry of an export payload takes the same shape as a deck write's.
+/// The one conversion of a card line: deck writes and export payloads take the same shape.
 impl From<CardLineDto> for CardLineInput {
     fn from(line: CardLineDto) -> Self {
         Self {
@@ -261,6 +262,16 @@ impl From<CardLineDto> for CardLineInput {
             quantity: line.quantity,
             foil: line.foil,
             identifier: identifier_of!(line),
+        }
+    }
+}
+
+impl From<FeaturedDto> for FeaturedInput {
+    fn from(choice: FeaturedDto) -> Self {
+        Self {
+            slot: choice.slot,
+            foil: choice.foil,
+            identifier: identifier_of!(choice),
         }
     }
 }
@@ -318,38 +329,20 @@ impl From<DeckBody> for DeckChanges {
             name: body.name,
             notes: body.notes,
             visibility: body.visibility,
-            format: body.format,
-            youtube_url: body.youtube_url,
-            thumbnail: body.thumbnail,
+            format: body.format.into(),
+            youtube_url: body.youtube_url.into(),
+            thumbnail: body.thumbnail.into(),
             legal: body.legal,
-            archetype: body.archetype,
+            archetype: body.archetype.into(),
             source_provider: body.source_provider,
-            source_external_id: body.source_external_id,
-            source_external_version: body.source_external_version,
-            source_external_url: body.source_external_url,
-            cards: body.cards.map(|lines| {
-                lines
-                    .into_iter()
-                    .map(|line| CardLineInput {
-                        section: line.section.clone(),
-                        quantity: line.quantity,
-                        foil: line.foil,
-                        identifier: identifier_of!(line),
-                    })
-                    .collect()
-            }),
-            featured: body.featured.map(|choices| {
-                choices.map(|choices| {
-                    choices
-                        .into_iter()
-                        .map(|choice| FeaturedInput {
-                            slot: choice.slot,
-                            foil: choice.foil,
-                            identifier: identifier_of!(choice),
-                        })
-                        .collect()
-                })
-            }),
+            source_external_id: body.source_external_id.into(),
+            source_external_version: body.source_external_version.into(),
+            source_external_url: body.source_external_url.into(),
+            cards: body
+                .cards
+                .map(|lines| lines.into_iter().map(CardLineInput::from).collect()),
+            featured: Patch::from(body.featured)
+                .map(|choices| choices.into_iter().map(FeaturedInput::from).collect()),
             is_archived: body.is_archived,
         }
     }

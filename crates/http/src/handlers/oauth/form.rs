@@ -8,6 +8,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use deckhand_domain::oauth::{BasicCredentials, ClientAuthentication};
 
+use crate::oauth_error::OAuthError;
+
 /// The parameters of a form body or query: each name once (RFC 6749 §3.1: a repeated parameter
 /// makes the request invalid).
 #[derive(Debug, Default)]
@@ -48,6 +50,12 @@ impl Params {
             return Err(ParamsError::NotAForm);
         }
         Self::parse(body)
+    }
+
+    /// The form of a token, introspection or revocation request; anything else is
+    /// `invalid_request`.
+    pub fn token_form(request: &HttpRequest, body: &[u8]) -> Result<Self, OAuthError> {
+        Self::form(request, body).map_err(|error| OAuthError::invalid_request(error.to_string()))
     }
 
     /// A parameter; an empty value counts as absent (RFC 6749 §3.1).

@@ -96,8 +96,7 @@ pub async fn introspect(
     body: web::Bytes,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::form(&request, &body)
-        .map_err(|error| OAuthError::invalid_request(error.to_string()))?;
+    let params = Params::token_form(&request, &body)?;
     let introspection = state
         .services
         .oauth

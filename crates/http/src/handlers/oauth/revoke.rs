@@ -34,8 +34,7 @@ pub async fn revoke(
     body: web::Bytes,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::form(&request, &body)
-        .map_err(|error| OAuthError::invalid_request(error.to_string()))?;
+    let params = Params::token_form(&request, &body)?;
     state
         .services
         .oauth

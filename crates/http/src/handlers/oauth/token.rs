@@ -71,8 +71,7 @@ pub async fn token(
     body: web::Bytes,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::form(&request, &body)
-        .map_err(|error| OAuthError::invalid_request(error.to_string()))?;
+    let params = Params::token_form(&request, &body)?;
     let token_request = TokenRequest {
         grant_type: params.get("grant_type"),
         code: params.get("code"),

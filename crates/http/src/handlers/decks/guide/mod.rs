@@ -1,4 +1,4 @@
-//! A deck's strategy guide (public spec 2.8): read, create or replace (extension), delete.
+//! A deck's strategy guide: read, create or replace (extension), delete.
 
 pub(crate) mod delete;
 pub(crate) mod put;

@@ -1,5 +1,6 @@
-//! Partners: creating them and their API keys, disabling them, and the two partner lanes
-//! (signed requests and API keys).
+//! The partner use cases of [`IdentityService`]: creating partners and their API keys,
+//! disabling them, and the two partner lanes (signed requests and API keys). The partner model
+//! is in `partner.rs`.
 
 use anyhow::Context as _;
 use deckhand_auth::{CanonicalRequest, SignatureHeader, TokenHash, TokenKind, mint_token};
@@ -84,6 +85,7 @@ impl Principal {
 impl IdentityService {
     /// Creates a partner and returns it with its one-time HMAC secret, which is stored only
     /// sealed under the service's secret key.
+    #[tracing::instrument(level = "debug", skip_all, fields(partner = %request.slug.as_str()))]
     pub async fn create_partner(
         &self,
         request: NewPartnerRequest,
@@ -122,6 +124,7 @@ impl IdentityService {
     }
 
     /// Disables a partner: every lane of it stops at once, because each reads the flag.
+    #[tracing::instrument(level = "debug", skip_all, fields(partner = %slug.as_str()))]
     pub async fn disable_partner(&self, slug: &PartnerSlug) -> Result<Partner, PartnerLookupError> {
         self.partners
             .set_active(slug, false)
@@ -130,6 +133,7 @@ impl IdentityService {
     }
 
     /// Creates an API key for a partner and returns it with its one-time secret.
+    #[tracing::instrument(level = "debug", skip_all, fields(partner = %partner.as_str()))]
     pub async fn create_api_key(
         &self,
         partner: &PartnerSlug,
@@ -149,6 +153,7 @@ impl IdentityService {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(key = %id.0))]
     pub async fn revoke_api_key(&self, id: ApiKeyId) -> Result<ApiKey, RevokeApiKeyError> {
         self.api_keys
             .revoke(id, self.system.clock.now())
