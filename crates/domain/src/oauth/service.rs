@@ -201,6 +201,8 @@ impl OAuthService {
     }
 
     /// Registers a client and returns it with its one-time secret (`None` for public ones).
+    // Spans record no arguments: they carry codes, tokens, secrets and passwords.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create_client(
         &self,
         request: NewClientRequest,
@@ -275,6 +277,7 @@ impl OAuthService {
     }
 
     /// Checks an authorization request (see [`check_authorization`] for the order).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authorization_request(
         &self,
         params: &AuthorizationParams,
@@ -290,6 +293,7 @@ impl OAuthService {
     }
 
     /// The user approved `request`: a new authorization code for it.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn approve(
         &self,
         request: &AuthorizationRequest,
@@ -315,6 +319,7 @@ impl OAuthService {
     }
 
     /// Checks a username and password and opens a session; returns the user and the cookie.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn sign_in(
         &self,
         username: &str,
@@ -352,6 +357,7 @@ impl OAuthService {
     }
 
     /// The active user of a session cookie, if it names a live session.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn session_user(&self, cookie: &str) -> anyhow::Result<Option<User>> {
         if !TokenKind::SessionCookie.is_well_formed(cookie) {
             return Ok(None);
@@ -389,6 +395,7 @@ impl OAuthService {
     }
 
     /// Authenticates the client of a token, introspection or revocation request.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate_client(
         &self,
         presented: &ClientAuthentication,
@@ -431,6 +438,7 @@ impl OAuthService {
     }
 
     /// `POST /token`.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn token(
         &self,
         presented: &ClientAuthentication,
@@ -639,6 +647,7 @@ impl OAuthService {
     /// `POST /introspect`: what the token is, for the client it was issued to; inactive for
     /// anything else (another client's token, unknown, expired, revoked, inactive user or
     /// disabled partner).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn introspect(
         &self,
         presented: &ClientAuthentication,
@@ -692,6 +701,7 @@ impl OAuthService {
 
     /// `POST /revoke` (RFC 7009): an access token alone, or a refresh token's whole grant.
     /// Tokens of other clients and unknown tokens are left alone, and that is no error.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn revoke(
         &self,
         presented: &ClientAuthentication,
