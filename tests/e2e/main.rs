@@ -14,4 +14,5 @@ mod operations;
 mod partners;
 mod probes;
 mod resilience;
+mod sideboard_guides;
 mod support;

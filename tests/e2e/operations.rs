@@ -92,6 +92,31 @@ async fn the_openapi_document_lists_the_operations() {
         ("put", "/api/public/v1/games/{game}/decks/{id}/guide"),
         ("delete", "/api/public/v1/games/{game}/decks/{id}/guide"),
         ("post", "/api/public/v1/games/{game}/decks/export/text"),
+        ("get", "/api/public/v1/games/{game}/sideboard-guides"),
+        ("post", "/api/public/v1/games/{game}/sideboard-guides"),
+        ("get", "/api/public/v1/games/{game}/sideboard-guides/my"),
+        ("get", "/api/public/v1/games/{game}/sideboard-guides/{id}"),
+        ("patch", "/api/public/v1/games/{game}/sideboard-guides/{id}"),
+        (
+            "post",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/decks",
+        ),
+        (
+            "delete",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/decks/{deck_id}",
+        ),
+        (
+            "post",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/matchups",
+        ),
+        (
+            "patch",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/matchups/{matchup_id}",
+        ),
+        (
+            "delete",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/matchups/{matchup_id}",
+        ),
     ];
     for (method, path) in operations {
         assert!(
@@ -99,4 +124,15 @@ async fn the_openapi_document_lists_the_operations() {
             "{method} {path} missing"
         );
     }
+    // Guide operations name their path parameters and answer with documented shapes.
+    let detail = &body["paths"]["/api/public/v1/games/{game}/sideboard-guides/{id}"]["get"];
+    let parameters: Vec<&str> = detail["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|parameter| parameter["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(parameters, ["game", "id"]);
+    assert!(body["components"]["schemas"]["GuideDetailDto"].is_object());
+    assert!(body["components"]["schemas"]["MatchupBody"].is_object());
 }

@@ -1,7 +1,7 @@
 //! The demo data set: the bundled catalog, a user and a personal access token holding every
 //! scope, a partner of that user (every scope, every game) with an API key, and two decks over
-//! real cards (one public with a guide, one private), so that a fresh `cargo run` can be tried
-//! at once.
+//! real cards (one public with a guide, one private) and a public sideboard guide with two
+//! matchups on the public deck, so that a fresh `cargo run` can be tried at once.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -12,6 +12,9 @@ use deckhand_domain::identity::{
     UserLookup,
 };
 use deckhand_domain::oauth::{NewClientRequest, RedirectUri};
+use deckhand_domain::sideboards::{
+    self, GuideChanges, MatchupChanges, NewGuideInput, OverrideInput,
+};
 use deckhand_domain::{Patch, Services};
 use serde::Serialize;
 
@@ -31,6 +34,8 @@ pub struct DemoCredentials {
     pub public_deck_id: String,
     /// The private demo deck: only the demo user sees it.
     pub private_deck_id: String,
+    /// The public sideboard guide on the public deck.
+    pub sideboard_guide_id: String,
 }
 
 pub const DEMO_USERNAME: &str = "demo";
@@ -79,6 +84,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         })
         .await?;
     let (public_deck_id, private_deck_id) = seed_decks(services, &user).await?;
+    let sideboard_guide_id = seed_sideboard_guide(services, &user, &public_deck_id).await?;
     Ok(DemoCredentials {
         user_id: user.id.to_string(),
         username: user.username.as_str().to_owned(),
@@ -91,6 +97,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         oauth_client_secret: client_secret.unwrap_or_default(),
         public_deck_id,
         private_deck_id,
+        sideboard_guide_id,
     })
 }
 
@@ -177,6 +184,81 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
     Ok((public.id.to_string(), private.id.to_string()))
 }
 
+fn swap(special_card_type: &str, card_name: &str, quantity: i64) -> OverrideInput {
+    OverrideInput {
+        special_card_type: special_card_type.into(),
+        card_id: card_name.to_lowercase().replace(' ', "-"),
+        card_name: card_name.into(),
+        quantity: Some(quantity),
+        sort_order: None,
+    }
+}
+
+fn matchup(
+    opponent: &str,
+    archetype: &str,
+    difficulty: &str,
+    plan: &str,
+    swaps: Vec<OverrideInput>,
+) -> MatchupChanges {
+    MatchupChanges {
+        opponent_deck_name: sideboards::Patch::Set(opponent.into()),
+        opponent_archetype: sideboards::Patch::Set(Some(archetype.into())),
+        difficulty: sideboards::Patch::Set(difficulty.into()),
+        notes: sideboards::Patch::Set(plan.into()),
+        special_card_overrides: sideboards::Patch::Set(swaps),
+        ..MatchupChanges::default()
+    }
+}
+
+/// A public sideboard guide with two matchups on the public demo deck; returns its id.
+async fn seed_sideboard_guide(
+    services: &Services,
+    owner: &User,
+    deck_id: &str,
+) -> anyhow::Result<String> {
+    let game = services.catalog.game("mtg").await?;
+    let principal =
+        Principal::personal_access_token(owner, Scope::ALL.into_iter().collect::<Scopes>());
+    let input = NewGuideInput {
+        deck_id: Some(deck_id.to_owned()),
+        fields: GuideChanges {
+            name: sideboards::Patch::Set("Chromium Control: sideboard plan".into()),
+            description: sideboards::Patch::Set(
+                "What comes in and out in the two most common matchups.".into(),
+            ),
+            visibility: sideboards::Patch::Set(vec!["public".into()]),
+            tags: sideboards::Patch::Set(vec!["commander".into(), "control".into()]),
+            format: sideboards::Patch::Set(Some("Commander".into())),
+            ..GuideChanges::default()
+        },
+        matchups: vec![
+            matchup(
+                "Mono-Red Burn",
+                "Aggro",
+                "HARD",
+                "Trade early, keep life high; Chromium blocks well.",
+                vec![
+                    swap("in", "Guild Summit", 1),
+                    swap("out", "Tolarian Scholar", 1),
+                ],
+            ),
+            matchup(
+                "Azorius Control",
+                "Control",
+                "EASY",
+                "Hold counters for their wraths; win on the end step.",
+                vec![swap("out", "Find // Finality", 1)],
+            ),
+        ],
+    };
+    let guide = services
+        .sideboard_guides
+        .create(&principal, &game, input)
+        .await?;
+    Ok(guide.guide.id.to_string())
+}
+
 /// What `deckhand serve` prints on the in-memory store.
 pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
     format!(
@@ -190,8 +272,10 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks/{deck}?expand=cards'\n  \
+         curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/games/mtg/sideboard-guides/{guide}\n  \
          deckhand admin sign --partner {partner} --secret {secret} --path /api/public/v1/_probe/partner --base-url {public_url}\n",
         deck = credentials.public_deck_id,
+        guide = credentials.sideboard_guide_id,
         partner = credentials.partner,
         secret = credentials.partner_secret,
         api_key = credentials.partner_api_key,

@@ -14,6 +14,7 @@ pub mod patch;
 pub mod ports;
 pub mod services;
 pub mod settings;
+pub mod sideboards;
 pub mod time;
 pub mod validation;
 

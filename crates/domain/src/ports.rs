@@ -17,6 +17,7 @@ pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
 pub use crate::oauth::ports::OAuthRepository;
+pub use crate::sideboards::ports::SideboardGuideRepository;
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
 #[cfg_attr(feature = "mock", mockall::automock)]
@@ -60,6 +61,7 @@ pub struct Repositories {
     pub users: Arc<dyn UserRepository>,
     pub pats: Arc<dyn PatRepository>,
     pub decks: Arc<dyn DeckRepository>,
+    pub sideboard_guides: Arc<dyn SideboardGuideRepository>,
     pub partners: Arc<dyn PartnerRepository>,
     pub api_keys: Arc<dyn ApiKeyRepository>,
     pub signature_replays: Arc<dyn SignatureReplayRepository>,

@@ -7,6 +7,7 @@ use crate::identity::IdentityService;
 use crate::oauth::OAuthService;
 use crate::ports::{Repositories, SystemPorts};
 use crate::settings::ServiceSettings;
+use crate::sideboards::SideboardGuideService;
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
@@ -16,6 +17,7 @@ pub struct Services {
     pub catalog: CatalogService,
     pub decks: DeckService,
     pub export: ExportService,
+    pub sideboard_guides: SideboardGuideService,
     pub repositories: Repositories,
     pub system: SystemPorts,
     pub settings: ServiceSettings,
@@ -31,7 +33,13 @@ impl Services {
             settings.deck_policy.clone(),
             settings.visitor_key(),
         );
+        let sideboard_guides = SideboardGuideService::new(
+            repositories.sideboard_guides.clone(),
+            repositories.decks.clone(),
+            system.clone(),
+        );
         Self {
+            sideboard_guides,
             identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
             oauth: OAuthService::new(&repositories, system.clone(), &settings),
             export: ExportService::new(decks.clone(), catalog.clone()),

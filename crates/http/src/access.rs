@@ -12,6 +12,7 @@ use deckhand_domain::decks::DeckId;
 use deckhand_domain::identity::{AccessRule, Principal, Scope};
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use utoipa::IntoParams;
 use uuid::Uuid;
 
@@ -37,6 +38,20 @@ pub(crate) enum WriteDecks {}
 
 impl Rule for WriteDecks {
     const RULE: AccessRule = AccessRule::Authenticated(Scope::DecksWrite);
+}
+
+/// Sideboard guide reads: an authenticated caller with `sideboards:read` (anonymous: 401).
+pub(crate) enum ReadSideboards {}
+
+impl Rule for ReadSideboards {
+    const RULE: AccessRule = AccessRule::Authenticated(Scope::SideboardsRead);
+}
+
+/// Sideboard guide writes (guides, their decks and matchups): `sideboards:write`.
+pub(crate) enum WriteSideboards {}
+
+impl Rule for WriteSideboards {
+    const RULE: AccessRule = AccessRule::Authenticated(Scope::SideboardsWrite);
 }
 
 /// The path of a game-scoped endpoint.
@@ -105,6 +120,92 @@ impl<R: Rule> FromRequest for DeckAccess<R> {
                 principal,
                 game,
                 deck: DeckId(path.id),
+                rule: PhantomData,
+            })
+        })
+    }
+}
+
+/// A game-scoped path with ids besides `{game}` (every id a UUID, so a malformed one is 404).
+pub(crate) trait ScopedPath: DeserializeOwned + 'static {
+    fn game(&self) -> &str;
+}
+
+/// The path of a sideboard guide endpoint.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct GuidePath {
+    /// Game slug.
+    game: String,
+    /// Sideboard guide id.
+    pub(crate) id: Uuid,
+}
+
+/// The path of an attached deck of a guide.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct GuideDeckPath {
+    /// Game slug.
+    game: String,
+    /// Sideboard guide id.
+    pub(crate) id: Uuid,
+    /// Attached deck id.
+    pub(crate) deck_id: Uuid,
+}
+
+/// The path of a matchup of a guide.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct MatchupPath {
+    /// Game slug.
+    game: String,
+    /// Sideboard guide id.
+    pub(crate) id: Uuid,
+    /// Matchup id.
+    pub(crate) matchup_id: Uuid,
+}
+
+impl ScopedPath for GuidePath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
+impl ScopedPath for GuideDeckPath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
+impl ScopedPath for MatchupPath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
+/// The ids of a path `P` in an authorized game, once the caller passed `R`'s rule for it.
+/// Whether the caller may see or write what they name is the service's to judge.
+pub(crate) struct PathAccess<R, P> {
+    pub(crate) principal: Principal,
+    pub(crate) game: Game,
+    pub(crate) path: P,
+    rule: PhantomData<fn() -> R>,
+}
+
+impl<R: Rule, P: ScopedPath> FromRequest for PathAccess<R, P> {
+    type Error = Error;
+    type Future = LocalBoxFuture<'static, Result<Self, Error>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        Box::pin(async move {
+            // A malformed id is 404 through the path extractor's error handler.
+            let path = web::Path::<P>::extract(&request).await?.into_inner();
+            let (principal, game) = authorized_game(&request, path.game(), R::RULE).await?;
+            Ok(Self {
+                principal,
+                game,
+                path,
                 rule: PhantomData,
             })
         })

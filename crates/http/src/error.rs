@@ -7,6 +7,7 @@ use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::{AccessDenied, AuthError};
+use deckhand_domain::sideboards::GuideError;
 use deckhand_domain::validation::Violations;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -338,6 +339,16 @@ impl From<DeckError> for ApiError {
                 "message": "taken by another of your decks with the same provider and version",
             }]})),
             DeckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<GuideError> for ApiError {
+    fn from(error: GuideError) -> Self {
+        match error {
+            GuideError::Invalid(violations) => violations.into(),
+            GuideError::NotFound => Self::not_found(),
+            GuideError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

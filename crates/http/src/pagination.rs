@@ -2,9 +2,58 @@
 //! `next`/`previous` links that repeat the request with another `page`.
 
 use actix_web::HttpRequest;
-use deckhand_domain::decks::{Page, PageRequest, RESULT_WINDOW};
+use deckhand_domain::decks::{Page, PageRequest, RESULT_WINDOW, SortOrder};
+use deckhand_domain::validation::{FieldViolation, Violations};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+/// What every list's query takes besides its filters and sort key: `order`, `include` and the
+/// page inside the result window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ListOptions {
+    pub(crate) order: SortOrder,
+    /// `include=summary`.
+    pub(crate) with_summary: bool,
+    pub(crate) page: PageRequest,
+}
+
+impl ListOptions {
+    /// The options, or `None` with every violation recorded in `v`.
+    pub(crate) fn parse(
+        order: Option<&str>,
+        include: Option<&str>,
+        page: Option<i64>,
+        limit: Option<i64>,
+        v: &mut Violations,
+    ) -> Option<Self> {
+        let order = v.check(order.map_or(Ok(SortOrder::default()), SortOrder::parse));
+        let with_summary = match include {
+            None => false,
+            Some("summary") => true,
+            Some(_) => {
+                v.push(FieldViolation::new("include", "invalid", "must be summary"));
+                false
+            }
+        };
+        let page = match PageRequest::new(count(page), count(limit)) {
+            Ok(page) => Some(page),
+            Err(violations) => {
+                v.0.extend(violations.0);
+                None
+            }
+        };
+        Some(Self {
+            order: order?,
+            with_summary,
+            page: page?,
+        })
+    }
+}
+
+/// A page number as the domain counts it: negatives are 0, huge values saturate.
+fn count(value: Option<i64>) -> Option<u32> {
+    value.map(|value| u32::try_from(value.max(0)).unwrap_or(u32::MAX))
+}
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PaginationDto {

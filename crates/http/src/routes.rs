@@ -27,7 +27,18 @@ pub(crate) fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) 
         .service(handlers::decks::export::export_text)
         .service(handlers::oauth::token::token)
         .service(handlers::oauth::introspect::introspect)
-        .service(handlers::oauth::revoke::revoke);
+        .service(handlers::oauth::revoke::revoke)
+        .service(handlers::sideboards::list::list_guides)
+        .service(handlers::sideboards::create::create_guide)
+        // Before `{id}`, which "my" would otherwise reach as a malformed id.
+        .service(handlers::sideboards::my::my_guides)
+        .service(handlers::sideboards::detail::guide_detail)
+        .service(handlers::sideboards::update::update_guide)
+        .service(handlers::sideboards::attach::attach_deck)
+        .service(handlers::sideboards::detach::detach_deck)
+        .service(handlers::sideboards::matchups::create::create_matchup)
+        .service(handlers::sideboards::matchups::update::update_matchup)
+        .service(handlers::sideboards::matchups::delete::delete_matchup);
 }
 
 /// Where the OpenAPI document is served.

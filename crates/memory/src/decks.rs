@@ -51,6 +51,19 @@ fn provenance_key(
 }
 
 impl Tables {
+    /// A stored deck (its author's username as of the insert), for the joins of the sideboard
+    /// guide store.
+    pub(crate) fn deck(&self, id: DeckId) -> Option<&Deck> {
+        self.decks.get(&id).map(|stored| &stored.deck)
+    }
+
+    /// Only `sideboards::refresh_has_sideboard_guide` calls this: it decides the flag.
+    pub(crate) fn set_has_sideboard_guide(&mut self, id: DeckId, value: bool) {
+        if let Some(stored) = self.decks.get_mut(&id) {
+            stored.deck.has_sideboard_guide = value;
+        }
+    }
+
     fn provenance_taken(
         &self,
         owner: UserId,

@@ -12,6 +12,7 @@ mod health;
 mod identity;
 mod oauth;
 mod partners;
+mod sideboards;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -25,6 +26,7 @@ struct State {
     catalog: catalog::Tables,
     partners: partners::Tables,
     oauth: oauth::Tables,
+    sideboards: sideboards::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -45,6 +47,7 @@ pub fn repositories() -> Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
         decks: Arc::new(decks::MemoryDecks(store.clone())),
+        sideboard_guides: Arc::new(sideboards::MemorySideboardGuides(store.clone())),
         partners: Arc::new(partners::MemoryPartners(store.clone())),
         api_keys: Arc::new(partners::MemoryApiKeys(store.clone())),
         signature_replays: Arc::new(partners::MemorySignatureReplays(store.clone())),

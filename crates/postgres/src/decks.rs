@@ -386,8 +386,8 @@ impl GuideRow {
     }
 }
 
-/// One bind parameter of the list query.
-enum Bind {
+/// One bind parameter of a list query (decks and sideboard guides).
+pub(crate) enum Bind {
     Text(String),
     Uuid(Uuid),
     Time(OffsetDateTime),
@@ -397,27 +397,58 @@ enum Bind {
 
 /// The WHERE clause of a list query and its parameters.
 #[derive(Default)]
-struct Conditions {
+pub(crate) struct Conditions {
     clauses: Vec<String>,
     binds: Vec<Bind>,
 }
 
 impl Conditions {
     /// Registers `bind` and returns its placeholder.
-    fn param(&mut self, bind: Bind) -> String {
+    pub(crate) fn param(&mut self, bind: Bind) -> String {
         self.binds.push(bind);
         format!("${}", self.binds.len())
     }
 
-    fn add(&mut self, clause: String) {
+    pub(crate) fn add(&mut self, clause: String) {
         self.clauses.push(clause);
     }
 
-    fn sql(&self) -> String {
+    pub(crate) fn sql(&self) -> String {
         self.clauses.join(" AND ")
     }
 
-    fn apply<'a>(
+    /// `column` between the inclusive bounds that are given.
+    pub(crate) fn within(
+        &mut self,
+        column: &str,
+        after: Option<OffsetDateTime>,
+        before: Option<OffsetDateTime>,
+    ) {
+        for (comparison, bound) in [(">=", after), ("<=", before)] {
+            if let Some(bound) = bound {
+                let p = self.param(Bind::Time(bound));
+                self.add(format!("{column} {comparison} {p}"));
+            }
+        }
+    }
+
+    /// `column` holds `needle` anywhere, case-insensitively, its LIKE wildcards taken literally.
+    pub(crate) fn contains(&mut self, column: &str, needle: &Option<String>) {
+        if let Some(needle) = needle {
+            let p = self.param(Bind::Text(contains_pattern(needle)));
+            self.add(format!("{column} ILIKE {p}"));
+        }
+    }
+
+    /// `column` is set (`Some(true)`) or unset (`Some(false)`).
+    pub(crate) fn present(&mut self, column: &str, wanted: Option<bool>) {
+        if let Some(wanted) = wanted {
+            let not = if wanted { "NOT " } else { "" };
+            self.add(format!("{column} IS {not}NULL"));
+        }
+    }
+
+    pub(crate) fn apply<'a>(
         &self,
         mut query: BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery>,
     ) -> BoxedSqlQuery<'a, Pg, diesel::query_builder::SqlQuery> {
@@ -435,7 +466,7 @@ impl Conditions {
 }
 
 /// `value` as a LIKE pattern matching it anywhere, its wildcards taken literally.
-fn contains_pattern(value: &str) -> String {
+pub(crate) fn contains_pattern(value: &str) -> String {
     let escaped = value
         .replace('\\', "\\\\")
         .replace('%', "\\%")
@@ -503,11 +534,16 @@ fn list_conditions(query: &DeckQuery) -> Conditions {
     c
 }
 
-fn order_by(sort: DeckSort, order: SortOrder) -> String {
-    let direction = match order {
+/// The SQL keyword of a list's order.
+pub(crate) fn direction(order: SortOrder) -> &'static str {
+    match order {
         SortOrder::Asc => "ASC",
         SortOrder::Desc => "DESC",
-    };
+    }
+}
+
+fn order_by(sort: DeckSort, order: SortOrder) -> String {
+    let direction = direction(order);
     // Ties are broken by id in the same direction, so pages never overlap or skip.
     match sort {
         DeckSort::CreatedAt => format!("d.created_at {direction}, d.id {direction}"),
@@ -540,9 +576,9 @@ fn page_sql(query: &DeckQuery, where_clause: &str, limit: &str, offset: &str) ->
 }
 
 #[derive(QueryableByName)]
-struct CountRow {
+pub(crate) struct CountRow {
     #[diesel(sql_type = Int8)]
-    matches: i64,
+    pub(crate) matches: i64,
 }
 
 #[derive(QueryableByName)]

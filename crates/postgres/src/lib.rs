@@ -20,6 +20,7 @@ mod pats;
 mod pool;
 mod schema;
 mod scopes;
+mod sideboards;
 mod users;
 
 use std::sync::Arc;
@@ -35,6 +36,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
         pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
         decks: Arc::new(decks::PgDeckRepository { pool: pool.clone() }),
+        sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
         catalog: Arc::new(catalog::PgCatalog { pool: pool.clone() }),
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),

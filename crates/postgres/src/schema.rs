@@ -209,6 +209,66 @@ diesel::joinable!(deck_guides -> decks (deck_id));
 diesel::allow_tables_to_appear_in_same_query!(decks, deck_guides);
 
 diesel::table! {
+    sideboard_guides (id) {
+        id -> Uuid,
+        game -> Text,
+        owner_id -> Uuid,
+        primary_deck_id -> Uuid,
+        name -> Text,
+        description -> Text,
+        notes -> Text,
+        visibility -> Text,
+        // The adapter never stores NULL elements, so they need no `Nullable`.
+        tags -> Array<Text>,
+        format -> Nullable<Text>,
+        thumbnail -> Nullable<Text>,
+        youtube_url -> Nullable<Text>,
+        premium -> Bool,
+        is_archived -> Bool,
+        pageviews -> Int8,
+        likes -> Int8,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sideboard_guide_decks (guide_id, deck_id) {
+        guide_id -> Uuid,
+        deck_id -> Uuid,
+        is_primary -> Bool,
+        attached_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sideboard_matchups (id) {
+        id -> Uuid,
+        guide_id -> Uuid,
+        opponent_deck_name -> Text,
+        opponent_archetype -> Nullable<Text>,
+        difficulty -> Text,
+        notes -> Text,
+        play_notes -> Text,
+        draw_notes -> Text,
+        sort_order -> Int4,
+        thumbnail -> Nullable<Text>,
+        is_featured -> Bool,
+        special_card_overrides -> Jsonb,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(sideboard_guide_decks -> sideboard_guides (guide_id));
+diesel::joinable!(sideboard_matchups -> sideboard_guides (guide_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    sideboard_guides,
+    sideboard_guide_decks,
+    sideboard_matchups,
+    decks
+);
+
+diesel::table! {
     oauth_clients (id) {
         id -> Uuid,
         partner_slug -> Text,

@@ -11,6 +11,7 @@ mod service;
 pub mod text;
 pub mod trending;
 
+pub(crate) use card_line::check_quantity;
 pub use card_line::{CardLineInput, MAX_CARD_LINES, QUANTITY_RANGE};
 pub use changes::{DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput};
 pub use guide::{

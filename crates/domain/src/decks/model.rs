@@ -58,6 +58,12 @@ impl Visibility {
     pub fn from_stored(value: &str) -> Option<Self> {
         Self::parse_levels("visibility", &[value.to_owned()]).ok()
     }
+
+    /// Whether `viewer` may see an item of `owner` at this level: public items everyone,
+    /// unlisted and private ones their owner only. Decks and sideboard guides share it.
+    pub fn admits(self, owner: UserId, viewer: Option<UserId>) -> bool {
+        self == Self::Public || viewer == Some(owner)
+    }
 }
 
 /// Where a featured card is shown.
@@ -208,7 +214,7 @@ impl Deck {
 
     /// Public decks are visible to all; unlisted and private ones to their owner only.
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        self.content.visibility == Visibility::Public || self.is_owned_by(viewer)
+        self.content.visibility.admits(self.author.id, viewer)
     }
 }
 

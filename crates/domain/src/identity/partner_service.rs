@@ -345,6 +345,9 @@ mod tests {
             health: Arc::new(MockStoreHealth::new()),
             catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
             decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),
+            sideboard_guides: Arc::new(
+                crate::sideboards::ports::MockSideboardGuideRepository::new(),
+            ),
         };
         let system = SystemPorts {
             clock: Arc::new(FixedClock::at(

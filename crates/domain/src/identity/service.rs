@@ -294,6 +294,9 @@ mod tests {
             health: Arc::new(MockStoreHealth::new()),
             catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
             decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),
+            sideboard_guides: Arc::new(
+                crate::sideboards::ports::MockSideboardGuideRepository::new(),
+            ),
         };
         IdentityService::new(&repositories, system(), ServiceSettings::new([3; 32]))
     }

@@ -6,3 +6,4 @@ pub(crate) mod games;
 pub(crate) mod health;
 pub(crate) mod oauth;
 pub(crate) mod probes;
+pub(crate) mod sideboards;

@@ -1,5 +1,5 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest, PageRequest, SortOrder};
+use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::validation::{FieldViolation, Violations};
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::{DeckListItem, formats_of};
 use crate::access::{GameAccess, GamePath, ReadDecks};
 use crate::error::ApiError;
-use crate::pagination::Paginated;
+use crate::pagination::{ListOptions, Paginated};
 use crate::state::HttpState;
 
 /// The deck list's query. Unknown parameters are ignored.
@@ -45,7 +45,11 @@ pub struct DeckListQuery {
     sort: Option<String>,
 }
 
-fn instant(field: &str, value: &Option<String>, v: &mut Violations) -> Option<OffsetDateTime> {
+pub(crate) fn instant(
+    field: &str,
+    value: &Option<String>,
+    v: &mut Violations,
+) -> Option<OffsetDateTime> {
     let value = value.as_deref()?;
     v.check(OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
         FieldViolation::new(
@@ -56,16 +60,11 @@ fn instant(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Of
     }))
 }
 
-fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
+pub(crate) fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
     let value = value.as_deref()?;
     v.check(
         Uuid::parse_str(value).map_err(|_| FieldViolation::new(field, "invalid", "must be a UUID")),
     )
-}
-
-/// A page number as the domain counts it: negatives are 0, huge values saturate.
-fn count(value: Option<i64>) -> Option<u32> {
-    value.map(|value| u32::try_from(value.max(0)).unwrap_or(u32::MAX))
 }
 
 impl DeckListQuery {
@@ -85,39 +84,27 @@ impl DeckListQuery {
             is_legal: self.is_legal,
             name_contains: self.q.filter(|q| !q.is_empty()),
         };
-        let sort = self
-            .sort
-            .as_deref()
-            .map_or(Ok(DeckSort::default()), DeckSort::parse);
-        let order = self
-            .order
-            .as_deref()
-            .map_or(Ok(SortOrder::default()), SortOrder::parse);
-        let (sort, order) = (v.check(sort), v.check(order));
-        let summary = match self.include.as_deref() {
-            None => false,
-            Some("summary") => true,
-            Some(_) => {
-                v.push(FieldViolation::new("include", "invalid", "must be summary"));
-                false
-            }
-        };
-        let page = match PageRequest::new(count(self.page), count(self.limit)) {
-            Ok(page) => Some(page),
-            Err(violations) => {
-                v.0.extend(violations.0);
-                None
-            }
-        };
-        match (sort, order, page) {
-            (Some(sort), Some(order), Some(page)) if v.0.is_empty() => Ok((
+        let sort = v.check(
+            self.sort
+                .as_deref()
+                .map_or(Ok(DeckSort::default()), DeckSort::parse),
+        );
+        let options = ListOptions::parse(
+            self.order.as_deref(),
+            self.include.as_deref(),
+            self.page,
+            self.limit,
+            &mut v,
+        );
+        match (sort, options) {
+            (Some(sort), Some(options)) if v.0.is_empty() => Ok((
                 ListRequest {
                     filters,
                     sort,
-                    order,
-                    page,
+                    order: options.order,
+                    page: options.page,
                 },
-                summary,
+                options.with_summary,
             )),
             _ => Err(v),
         }

@@ -1,0 +1,36 @@
+use actix_web::{HttpResponse, post, web};
+
+use super::{GuideBody, GuideDetailDto};
+use crate::access::{GameAccess, GamePath, WriteSideboards};
+use crate::body::Body;
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// Create a guide on one of the caller's decks (extension), owned by the caller (a
+/// partner-only caller: its `created_by` user), with its first matchups.
+#[utoipa::path(
+    tag = "sideboard-guides",
+    params(GamePath),
+    request_body = GuideBody,
+    responses(
+        (status = 201, body = GuideDetailDto),
+        (status = 400, description = "A field is invalid, or `deck_id` is not a deck of the caller (`details.fields`)"),
+        (status = 401), (status = 403), (status = 404, description = "Unknown game"),
+    )
+)]
+#[post("/games/{game}/sideboard-guides")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
+pub async fn create_guide(
+    state: web::Data<HttpState>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<WriteSideboards>,
+    Body(body): Body<GuideBody>,
+) -> Result<HttpResponse, ApiError> {
+    let detail = state
+        .services
+        .sideboard_guides
+        .create(&principal, &game, body.into())
+        .await?;
+    Ok(HttpResponse::Created().json(GuideDetailDto::from(&detail)))
+}

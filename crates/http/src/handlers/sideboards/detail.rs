@@ -1,0 +1,36 @@
+use actix_web::{HttpResponse, get, web};
+use deckhand_domain::sideboards::GuideId;
+
+use super::GuideDetailDto;
+use crate::access::{GuidePath, PathAccess, ReadSideboards};
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// The guide detail (public spec 2.6) with its matchups and the decks the caller may see.
+#[utoipa::path(
+    tag = "sideboard-guides",
+    params(GuidePath),
+    responses(
+        (status = 200, body = GuideDetailDto),
+        (status = 401), (status = 403),
+        (status = 404, description = "No such guide, or one the caller may not see"),
+    )
+)]
+#[get("/games/{game}/sideboard-guides/{id}")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
+pub async fn guide_detail(
+    state: web::Data<HttpState>,
+    PathAccess {
+        principal,
+        game,
+        path,
+        ..
+    }: PathAccess<ReadSideboards, GuidePath>,
+) -> Result<HttpResponse, ApiError> {
+    let detail = state
+        .services
+        .sideboard_guides
+        .get(&principal, &game, GuideId(path.id))
+        .await?;
+    Ok(HttpResponse::Ok().json(GuideDetailDto::from(&detail)))
+}

@@ -1,0 +1,35 @@
+use actix_web::{HttpRequest, HttpResponse, get, web};
+
+use super::{GuideListQuery, page_response};
+use crate::access::{GameAccess, GamePath, ReadSideboards};
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// Sideboard guides of a game: public ones plus the caller's own; never archived ones.
+#[utoipa::path(
+    tag = "sideboard-guides",
+    params(GamePath, GuideListQuery),
+    responses(
+        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object)),
+        (status = 400, description = "A query parameter is invalid"),
+        (status = 401), (status = 403), (status = 404, description = "Unknown game"),
+    )
+)]
+#[get("/games/{game}/sideboard-guides")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
+pub async fn list_guides(
+    request: HttpRequest,
+    state: web::Data<HttpState>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<ReadSideboards>,
+    query: web::Query<GuideListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let list = query.into_inner().into_request()?;
+    let page = state
+        .services
+        .sideboard_guides
+        .list(&principal, &game, list.clone())
+        .await?;
+    Ok(page_response(&request, &state, &page, &list))
+}

@@ -1,0 +1,47 @@
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use deckhand_domain::identity::Lane;
+
+use super::{GuideListQuery, page_response};
+use crate::access::{GameAccess, GamePath, ReadSideboards};
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// The lanes that carry a user identity; partner-only lanes have none to call "mine".
+const USER_LANES: [Lane; 4] = [
+    Lane::PersonalAccessToken,
+    Lane::PartnerSignatureWithPat,
+    Lane::OAuthBearer,
+    Lane::OAuthDpop,
+];
+
+/// The caller's own guides of a game, every visibility, never archived ones. Needs a user
+/// identity: partner-only callers get 401. `authorId` is ignored (it is the caller).
+#[utoipa::path(
+    tag = "sideboard-guides",
+    params(GamePath, GuideListQuery),
+    responses(
+        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object)),
+        (status = 400, description = "A query parameter is invalid"),
+        (status = 401, description = "No credentials, or partner-only ones"),
+        (status = 403), (status = 404, description = "Unknown game"),
+    )
+)]
+#[get("/games/{game}/sideboard-guides/my")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
+pub async fn my_guides(
+    request: HttpRequest,
+    state: web::Data<HttpState>,
+    GameAccess {
+        principal, game, ..
+    }: GameAccess<ReadSideboards>,
+    query: web::Query<GuideListQuery>,
+) -> Result<HttpResponse, ApiError> {
+    principal.require_lane(&USER_LANES)?;
+    let list = query.into_inner().into_request()?;
+    let page = state
+        .services
+        .sideboard_guides
+        .mine(&principal, &game, list.clone())
+        .await?;
+    Ok(page_response(&request, &state, &page, &list))
+}

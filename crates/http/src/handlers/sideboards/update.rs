@@ -1,0 +1,41 @@
+use actix_web::{HttpResponse, patch, web};
+use deckhand_domain::sideboards::GuideId;
+
+use super::{GuideBody, GuideDetailDto};
+use crate::access::{GuidePath, PathAccess, WriteSideboards};
+use crate::body::Body;
+use crate::error::ApiError;
+use crate::state::HttpState;
+
+/// Partial update (owner only): absent fields stay; every bound is checked and all violations
+/// are reported together. `is_archived` archives and unarchives.
+#[utoipa::path(
+    tag = "sideboard-guides",
+    params(GuidePath),
+    request_body = GuideBody,
+    responses(
+        (status = 200, body = GuideDetailDto),
+        (status = 400, description = "Fields are invalid (`details.fields`, all of them)"),
+        (status = 401), (status = 403),
+        (status = 404, description = "No such guide, or not the caller's"),
+    )
+)]
+#[patch("/games/{game}/sideboard-guides/{id}")]
+#[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
+pub async fn update_guide(
+    state: web::Data<HttpState>,
+    PathAccess {
+        principal,
+        game,
+        path,
+        ..
+    }: PathAccess<WriteSideboards, GuidePath>,
+    Body(body): Body<GuideBody>,
+) -> Result<HttpResponse, ApiError> {
+    let detail = state
+        .services
+        .sideboard_guides
+        .update(&principal, &game, GuideId(path.id), body.into_patch()?)
+        .await?;
+    Ok(HttpResponse::Ok().json(GuideDetailDto::from(&detail)))
+}
