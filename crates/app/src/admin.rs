@@ -7,12 +7,13 @@ use deckhand_domain::Services;
 use deckhand_domain::identity::{
     ApiKeyId, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scopes, Tier, UserLookup,
 };
+use deckhand_domain::oauth::{GrantType, NewClientRequest, RedirectUri};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use crate::cli::{
-    AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, PartnerCommand, PatCommand, SignArgs,
-    UserCommand,
+    AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, OAuthClientCommand, PartnerCommand,
+    PatCommand, SignArgs, UserCommand,
 };
 
 pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
@@ -101,6 +102,45 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 .await
                 .with_context(|| format!("cannot revoke API key `{id}`"))?;
             Ok(json!({ "id": key.id, "revoked": key.revoked_at.is_some() }))
+        }
+        AdminCommand::OauthClient(OAuthClientCommand::Create {
+            partner,
+            name,
+            redirect_uris,
+            scopes,
+            public,
+            grant_types,
+        }) => {
+            let grant_types = grant_types
+                .map(|list| {
+                    list.split([' ', ','])
+                        .filter(|part| !part.is_empty())
+                        .map(|part| {
+                            GrantType::parse(part).ok_or_else(|| {
+                                anyhow::anyhow!(
+                                    "unknown grant type `{part}`; use authorization_code and/or refresh_token"
+                                )
+                            })
+                        })
+                        .collect::<anyhow::Result<_>>()
+                })
+                .transpose()?;
+            let (client, secret) = services
+                .oauth
+                .create_client(NewClientRequest {
+                    partner: PartnerSlug::parse(&partner)?,
+                    name,
+                    redirect_uris: redirect_uris
+                        .iter()
+                        .map(|uri| RedirectUri::parse(uri))
+                        .collect::<Result<_, _>>()?,
+                    scopes: Scopes::parse_list(&scopes)?,
+                    public,
+                    grant_types,
+                })
+                .await
+                .with_context(|| format!("cannot create an OAuth client for `{partner}`"))?;
+            Ok(json!({ "client_id": client.id.to_string(), "client_secret": secret }))
         }
         AdminCommand::Sign(args) => sign(args, services.system.clock.now()),
         AdminCommand::Demo(DemoCommand::Seed) => {

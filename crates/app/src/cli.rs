@@ -63,6 +63,9 @@ pub enum AdminCommand {
     /// Partner API keys.
     #[command(subcommand)]
     ApiKey(ApiKeyCommand),
+    /// OAuth clients.
+    #[command(subcommand)]
+    OauthClient(OAuthClientCommand),
     /// Print the signature headers of a request (needs no database), to test a partner's
     /// signing: {"headers", "canonical", "curl"}.
     Sign(SignArgs),
@@ -126,6 +129,32 @@ pub enum ApiKeyCommand {
     Revoke {
         #[arg(long)]
         id: uuid::Uuid,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum OAuthClientCommand {
+    /// Register an OAuth client of a partner: {"client_id", "client_secret"} (null for public
+    /// clients). The secret is shown once.
+    Create {
+        /// The owning partner's slug.
+        #[arg(long)]
+        partner: String,
+        /// Shown to users on the consent page.
+        #[arg(long)]
+        name: String,
+        /// An exact redirect URI; repeat for more.
+        #[arg(long = "redirect-uri", required = true)]
+        redirect_uris: Vec<String>,
+        /// The scopes the client may ask for (within the partner's), by spaces or commas.
+        #[arg(long)]
+        scopes: String,
+        /// A public client (no secret; native and browser apps, PKCE only).
+        #[arg(long)]
+        public: bool,
+        /// Grant types, by spaces or commas (default: authorization_code refresh_token).
+        #[arg(long)]
+        grant_types: Option<String>,
     },
 }
 

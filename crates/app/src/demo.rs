@@ -11,6 +11,7 @@ use deckhand_domain::identity::{
     GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Principal, Scope, Scopes, User,
     UserLookup,
 };
+use deckhand_domain::oauth::{NewClientRequest, RedirectUri};
 use deckhand_domain::sideboards::{
     self, GuideChanges, MatchupChanges, NewGuideInput, OverrideInput,
 };
@@ -26,6 +27,9 @@ pub struct DemoCredentials {
     pub partner: String,
     pub partner_secret: String,
     pub partner_api_key: String,
+    /// A confidential OAuth client of the demo partner, redirecting to [`DEMO_REDIRECT_URI`].
+    pub oauth_client_id: String,
+    pub oauth_client_secret: String,
     /// The public demo deck.
     pub public_deck_id: String,
     /// The private demo deck: only the demo user sees it.
@@ -36,6 +40,9 @@ pub struct DemoCredentials {
 
 pub const DEMO_USERNAME: &str = "demo";
 pub const DEMO_PARTNER: &str = "demo-partner";
+/// Where the demo OAuth client is sent back to: nothing listens there, the browser's address
+/// bar shows the code (see docs/oauth.md).
+pub const DEMO_REDIRECT_URI: &str = "http://localhost:9000/callback";
 
 pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
     crate::catalog::load_bundled(services).await?;
@@ -65,6 +72,17 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         })
         .await?;
     let (_, partner_api_key) = services.identity.create_api_key(&partner.slug).await?;
+    let (client, client_secret) = services
+        .oauth
+        .create_client(NewClientRequest {
+            partner: partner.slug.clone(),
+            name: "Deckhand Demo App".into(),
+            redirect_uris: vec![RedirectUri::parse(DEMO_REDIRECT_URI)?],
+            scopes: Scope::ALL.into_iter().collect(),
+            public: false,
+            grant_types: None,
+        })
+        .await?;
     let (public_deck_id, private_deck_id) = seed_decks(services, &user).await?;
     let sideboard_guide_id = seed_sideboard_guide(services, &user, &public_deck_id).await?;
     Ok(DemoCredentials {
@@ -75,6 +93,8 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         partner: partner.slug.as_str().to_owned(),
         partner_secret,
         partner_api_key,
+        oauth_client_id: client.id.to_string(),
+        oauth_client_secret: client_secret.unwrap_or_default(),
         public_deck_id,
         private_deck_id,
         sideboard_guide_id,
@@ -246,7 +266,8 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          Demo user:     {username} (id {id}, password {password})\n\
          Demo token:    {token}\n\
          Demo partner:  {partner} (secret {secret})\n\
-         Demo API key:  {api_key}\n\n\
+         Demo API key:  {api_key}\n\
+         OAuth client:  {client_id} (secret {client_secret}, redirect {redirect}; see docs/oauth.md)\n\n\
          Try it:\n  curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/_probe/user\n  \
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
@@ -258,6 +279,9 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
         partner = credentials.partner,
         secret = credentials.partner_secret,
         api_key = credentials.partner_api_key,
+        client_id = credentials.oauth_client_id,
+        client_secret = credentials.oauth_client_secret,
+        redirect = DEMO_REDIRECT_URI,
         username = credentials.username,
         id = credentials.user_id,
         password = credentials.password,

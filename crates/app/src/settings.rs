@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, ValueEnum};
 use deckhand_domain::decks::{DEFAULT_SOURCE_PROVIDERS, DeckPolicy};
+use deckhand_domain::oauth::OAuthPolicy;
 use deckhand_domain::settings::ServiceSettings;
 
 /// Where data lives.
@@ -88,6 +89,12 @@ impl ServeSettings {
         settings.deck_policy = DeckPolicy {
             source_providers: self.source_providers.iter().cloned().collect(),
             pageview_window: time::Duration::seconds(i64::from(self.pageview_dedupe_secs)),
+        };
+        settings.oauth = OAuthPolicy {
+            access_token_ttl: time::Duration::seconds(i64::from(self.access_token_ttl_secs)),
+            auth_code_ttl: time::Duration::seconds(i64::from(self.auth_code_ttl_secs)),
+            refresh_token_ttl: time::Duration::seconds(i64::from(self.refresh_token_ttl_secs)),
+            ..OAuthPolicy::default()
         };
         Ok(settings)
     }

@@ -1,10 +1,11 @@
-//! Pure credential code: minting and hashing of opaque tokens, password hashing, the partner
+//! Pure credential code: minting and hashing of opaque tokens, PKCE, password hashing, the partner
 //! request signature (HMAC canonical string), sealing of secrets at rest (AES-256-GCM) and the
 //! randomness they need. It owns the *form* of every secret Deckhand hands out; it must never
 //! know where secrets are stored or how requests carry them.
 
 mod mac;
 mod password;
+mod pkce;
 mod random;
 mod seal;
 mod signature;
@@ -12,7 +13,8 @@ mod token;
 
 pub use mac::hmac_sha256;
 pub use password::{PasswordError, hash_password, verify_password};
+pub use pkce::{is_valid_code_verifier, is_valid_s256_challenge, s256_challenge, verify_s256};
 pub use random::{OsRandom, RandomUnavailable};
 pub use seal::{SealError, SealingKey, open, seal};
 pub use signature::{CanonicalRequest, MalformedSignature, SignatureHeader, hex};
-pub use token::{TokenHash, TokenKind, mint_token, sha256};
+pub use token::{TokenHash, TokenKind, constant_time_eq, mint_token, sha256};

@@ -14,6 +14,10 @@ pub enum TokenKind {
     AuthorizationCode,
     ClientSecret,
     PartnerSecret,
+    /// The sign-in session cookie of the OAuth consent page.
+    SessionCookie,
+    /// The cookie the consent page's CSRF token is bound to.
+    CsrfCookie,
 }
 
 impl TokenKind {
@@ -26,6 +30,8 @@ impl TokenKind {
             Self::AuthorizationCode => "dh_ac_",
             Self::ClientSecret => "dh_cs_",
             Self::PartnerSecret => "dh_ps_",
+            Self::SessionCookie => "dh_ss_",
+            Self::CsrfCookie => "dh_cf_",
         }
     }
 
@@ -75,6 +81,11 @@ impl std::fmt::Debug for TokenHash {
     }
 }
 
+/// Whether two byte strings are equal, in time that depends only on their lengths.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
     out.copy_from_slice(digest::digest(&digest::SHA256, bytes).as_ref());
@@ -113,6 +124,13 @@ mod tests {
             .map(|b| format!("{b:02x}"))
             .collect();
         assert_eq!(hex, expected);
+    }
+
+    #[test]
+    fn constant_time_eq_compares_whole_strings() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
     }
 
     #[test]

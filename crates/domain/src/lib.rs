@@ -1,5 +1,5 @@
-//! The rules of Deckhand: users and their tokens, principals and scopes, and (as they arrive)
-//! decks, guides, versions, visibility and ownership. Everything here is plain data and pure
+//! The rules of Deckhand: users and their tokens, principals and scopes, the OAuth server's
+//! grants, and decks, guides, versions, visibility and ownership. Everything here is plain data and pure
 //! functions plus services that reach the world only through the ports in [`ports`].
 //!
 //! This crate must never know about HTTP, SQL, a runtime or a pool: no actix, diesel, tokio or
@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod decks;
 pub mod error;
 pub mod identity;
+pub mod oauth;
 pub mod patch;
 pub mod ports;
 pub mod services;

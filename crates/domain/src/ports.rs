@@ -16,6 +16,7 @@ pub use crate::decks::ports::DeckRepository;
 pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
+pub use crate::oauth::ports::OAuthRepository;
 pub use crate::sideboards::ports::SideboardGuideRepository;
 
 /// The current time. Rule functions take `now` as a parameter; services ask the clock once.
@@ -64,6 +65,7 @@ pub struct Repositories {
     pub partners: Arc<dyn PartnerRepository>,
     pub api_keys: Arc<dyn ApiKeyRepository>,
     pub signature_replays: Arc<dyn SignatureReplayRepository>,
+    pub oauth: Arc<dyn OAuthRepository>,
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
 }

@@ -4,6 +4,7 @@ use crate::catalog::CatalogService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
 use crate::identity::IdentityService;
+use crate::oauth::OAuthService;
 use crate::ports::{Repositories, SystemPorts};
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
@@ -12,6 +13,7 @@ use crate::sideboards::SideboardGuideService;
 #[derive(Clone)]
 pub struct Services {
     pub identity: IdentityService,
+    pub oauth: OAuthService,
     pub catalog: CatalogService,
     pub decks: DeckService,
     pub export: ExportService,
@@ -39,6 +41,7 @@ impl Services {
         Self {
             sideboard_guides,
             identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
+            oauth: OAuthService::new(&repositories, system.clone(), &settings),
             export: ExportService::new(decks.clone(), catalog.clone()),
             decks,
             catalog,

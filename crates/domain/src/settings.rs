@@ -1,6 +1,7 @@
 //! Settings the services need from the operator, validated by the app before they get here.
 
 use crate::decks::DeckPolicy;
+use crate::oauth::OAuthPolicy;
 
 /// The 32-byte key that seals secrets at rest (`DECKHAND_SECRET_KEY`). Never printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -19,6 +20,8 @@ pub struct ServiceSettings {
     /// unreadable and restarts the pageview dedupe.
     pub secret_key: SecretKey,
     pub deck_policy: DeckPolicy,
+    /// Lifetimes of OAuth codes, tokens and sign-in sessions.
+    pub oauth: OAuthPolicy,
 }
 
 impl ServiceSettings {
@@ -26,6 +29,7 @@ impl ServiceSettings {
         Self {
             secret_key: SecretKey(secret_key),
             deck_policy: DeckPolicy::default(),
+            oauth: OAuthPolicy::default(),
         }
     }
 
@@ -33,6 +37,11 @@ impl ServiceSettings {
     /// computes the same hash for a visitor while the secret key itself is never reused raw.
     pub(crate) fn visitor_key(&self) -> [u8; 32] {
         deckhand_auth::hmac_sha256(&self.secret_key.0, b"deckhand pageview visitors")
+    }
+
+    /// The key of the consent page's CSRF tokens, derived like the visitor key.
+    pub(crate) fn csrf_key(&self) -> [u8; 32] {
+        deckhand_auth::hmac_sha256(&self.secret_key.0, b"deckhand oauth csrf")
     }
 
     pub(crate) fn sealing_key(&self) -> deckhand_auth::SealingKey {

@@ -16,9 +16,11 @@ mod export_cache;
 mod handlers;
 mod metrics;
 mod middleware;
+mod oauth_error;
 mod openapi;
 mod pagination;
 mod rate_limit;
+mod revoked_uses;
 mod route_index;
 mod routes;
 mod state;
@@ -37,6 +39,10 @@ use crate::route_index::RouteIndex;
 
 /// Base path of the public API.
 pub const API_BASE: &str = "/api/public/v1";
+
+/// Base path of the OAuth server's endpoints: under the API base, but outside the resource
+/// server (no credential lanes, no quotas, no envelope).
+pub(crate) const OAUTH_BASE: &str = "/api/public/v1/oauth";
 
 /// The OpenAPI 3.1 document of the public API, from the same route list the server uses.
 pub fn document() -> OpenApi {

@@ -15,13 +15,13 @@ use deckhand_domain::identity::Tier;
 use futures_util::{FutureExt as _, StreamExt as _};
 use tracing::Instrument as _;
 
-use crate::API_BASE;
 use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
 use crate::rate_limit::Decision;
 use crate::state::HttpState;
+use crate::{API_BASE, OAUTH_BASE};
 
 pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -130,7 +130,10 @@ pub async fn api_gate(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let state = request.app_data::<web::Data<HttpState>>().cloned();
-    let Some(state) = state.filter(|_| request.path().starts_with(API_BASE)) else {
+    // The OAuth endpoints authenticate clients their own way (RFC 6749) and answer in their
+    // own formats: the resource server's lanes, quotas and envelope do not apply to them.
+    let is_resource_path = |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_BASE);
+    let Some(state) = state.filter(|_| is_resource_path(request.path())) else {
         return next
             .call(request)
             .await
@@ -147,16 +150,24 @@ pub async fn api_gate(
             Err(error) => return Ok(request.error_response(error).map_into_right_body()),
         }
     }
+    let ip = client_ip(request.request(), &state.config.trusted_proxies);
+    if let Some(left) = state.revoked_uses.blocked(ip, Instant::now()) {
+        return Ok(request
+            .error_response(revoked_token_abuse(left))
+            .map_into_right_body());
+    }
     let caller = crate::auth::authenticate(request.request(), &state).await;
+    if let Err(error) = &caller
+        && error.code() == REVOKED_TOKEN_CODE
+        && let Some(left) = state.revoked_uses.record(ip, Instant::now())
+    {
+        return Ok(request
+            .error_response(revoked_token_abuse(left))
+            .map_into_right_body());
+    }
     let (tier, key) = match &caller {
         Ok(caller) if !caller.0.is_anonymous() => (caller.0.tier(), caller.0.caller()),
-        _ => (
-            Tier::anonymous(),
-            format!(
-                "ip:{}",
-                client_ip(request.request(), &state.config.trusted_proxies)
-            ),
-        ),
+        _ => (Tier::anonymous(), format!("ip:{ip}")),
     };
     let decision = state.rate_limits.check(tier.as_str(), &key);
     let mut response = match (decision, caller) {
@@ -179,6 +190,18 @@ pub async fn api_gate(
     };
     rate_limit_headers(response.headers_mut(), decision);
     Ok(response)
+}
+
+/// The envelope code of a revoked OAuth token, whose repeated use closes the API to an IP.
+const REVOKED_TOKEN_CODE: &str = "SERVICE_OAUTH2_TOKEN_REVOKED";
+
+/// 429 for an IP that used revoked tokens too often.
+fn revoked_token_abuse(left: std::time::Duration) -> ApiError {
+    ApiError::rate_limited(
+        crate::revoked_uses::THRESHOLD as u32,
+        crate::revoked_uses::WINDOW.as_secs(),
+        left.as_secs().max(1),
+    )
 }
 
 /// The whole body, within the API's size limit.
@@ -242,7 +265,14 @@ pub fn envelope_bare_errors<B>(
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("application/json"));
-    if is_json {
+    // JSON is already an envelope (or an OAuth error body); HTML is an OAuth page.
+    let is_own_format = is_json
+        || response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.starts_with("text/html"));
+    if is_own_format {
         return Ok(ErrorHandlerResponse::Response(
             response.map_into_left_body(),
         ));

@@ -32,6 +32,17 @@ impl Modify for SecuritySchemes {
             ),
         );
         components.add_security_scheme(
+            "OAuthClientBasic",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Basic)
+                    .description(Some(
+                        "A confidential OAuth client: HTTP Basic with client_id and client_secret; public clients send client_id in the form instead",
+                    ))
+                    .build(),
+            ),
+        );
+        components.add_security_scheme(
             "ApiKey",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "X-Api-Key",

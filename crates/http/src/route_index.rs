@@ -12,8 +12,9 @@ use crate::error::ApiError;
 pub(crate) struct RouteIndex(Vec<(ResourceDef, Vec<&'static str>)>);
 
 impl RouteIndex {
-    /// The document's operations plus `operational`, extra `GET` paths outside it.
-    pub(crate) fn new(document: &OpenApi, operational: &[&str]) -> Self {
+    /// The document's operations plus `operational`, extra paths (with their methods)
+    /// outside it.
+    pub(crate) fn new(document: &OpenApi, operational: &[(&str, &[&'static str])]) -> Self {
         let mut routes: Vec<(ResourceDef, Vec<&'static str>)> = document
             .paths
             .paths
@@ -36,7 +37,7 @@ impl RouteIndex {
         routes.extend(
             operational
                 .iter()
-                .map(|path| (ResourceDef::new(*path), vec!["GET"])),
+                .map(|(path, methods)| (ResourceDef::new(*path), methods.to_vec())),
         );
         Self(routes)
     }

@@ -26,6 +26,9 @@ pub(crate) fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) 
         .service(handlers::decks::guide::put::put_guide)
         .service(handlers::decks::guide::delete::delete_guide)
         .service(handlers::decks::export::export_text)
+        .service(handlers::oauth::token::token)
+        .service(handlers::oauth::introspect::introspect)
+        .service(handlers::oauth::revoke::revoke)
         .service(handlers::sideboards::list::list_guides)
         .service(handlers::sideboards::create::create_guide)
         // Before `{id}`, which "my" would otherwise reach as a malformed id.
@@ -48,8 +51,27 @@ pub(crate) fn operational(config: &mut web::ServiceConfig) {
         .route("/healthz", web::get().to(handlers::health::healthz))
         .route("/readyz", web::get().to(handlers::health::readyz))
         .route("/metrics", web::get().to(handlers::health::metrics))
-        .route(OPENAPI_PATH, web::get().to(handlers::health::openapi_json));
+        .route(OPENAPI_PATH, web::get().to(handlers::health::openapi_json))
+        .route(
+            handlers::oauth::metadata::METADATA_PATH,
+            web::get().to(handlers::oauth::metadata::metadata),
+        )
+        .service(
+            web::resource(AUTHORIZE_PATH)
+                .route(web::get().to(handlers::oauth::authorize::authorize_page))
+                .route(web::post().to(handlers::oauth::authorize::authorize_decision)),
+        );
 }
 
-/// The operational paths, all `GET`, for the route index.
-pub(crate) const OPERATIONAL_PATHS: [&str; 4] = ["/healthz", "/readyz", "/metrics", OPENAPI_PATH];
+/// The consent page, an HTML endpoint outside the OpenAPI document.
+pub(crate) const AUTHORIZE_PATH: &str = "/api/public/v1/oauth/authorize";
+
+/// The operational paths and their methods, for the route index.
+pub(crate) const OPERATIONAL_PATHS: [(&str, &[&str]); 6] = [
+    ("/healthz", &["GET"]),
+    ("/readyz", &["GET"]),
+    ("/metrics", &["GET"]),
+    (OPENAPI_PATH, &["GET"]),
+    (handlers::oauth::metadata::METADATA_PATH, &["GET"]),
+    (AUTHORIZE_PATH, &["GET", "POST"]),
+];

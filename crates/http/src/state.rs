@@ -5,6 +5,7 @@ use deckhand_domain::Services;
 use crate::export_cache::MokaExportCache;
 use crate::metrics::Metrics;
 use crate::rate_limit::RateLimits;
+use crate::revoked_uses::RevokedTokenUses;
 
 /// What handlers share: the domain services, adapter settings and the metrics registry.
 pub struct HttpState {
@@ -14,6 +15,8 @@ pub struct HttpState {
     /// Renders of stored decks for the text export, per instance (see [`crate::export_cache`]).
     pub export_cache: MokaExportCache,
     pub(crate) rate_limits: RateLimits,
+    /// Uses of revoked OAuth tokens per client IP (see [`crate::revoked_uses`]).
+    pub(crate) revoked_uses: RevokedTokenUses,
 }
 
 /// Settings of the HTTP adapter.
@@ -52,6 +55,7 @@ impl HttpState {
     pub fn new(services: Services, config: HttpConfig) -> anyhow::Result<Self> {
         Ok(Self {
             rate_limits: RateLimits::new(config.rate_limits.as_ref()),
+            revoked_uses: RevokedTokenUses::new(config.rate_limits.is_some()),
             services,
             config,
             metrics: Metrics::new()?,

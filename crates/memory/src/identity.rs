@@ -27,6 +27,10 @@ impl Tables {
         self.users.get(&id).map(|user| user.username.clone())
     }
 
+    pub(crate) fn user(&self, id: UserId) -> Option<&User> {
+        self.users.get(&id)
+    }
+
     pub(crate) fn has_user(&self, id: UserId) -> bool {
         self.users.contains_key(&id)
     }

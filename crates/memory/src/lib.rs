@@ -10,6 +10,7 @@ mod catalog;
 mod decks;
 mod health;
 mod identity;
+mod oauth;
 mod partners;
 mod sideboards;
 
@@ -24,6 +25,7 @@ struct State {
     decks: decks::Tables,
     catalog: catalog::Tables,
     partners: partners::Tables,
+    oauth: oauth::Tables,
     sideboards: sideboards::Tables,
 }
 
@@ -49,6 +51,7 @@ pub fn repositories() -> Repositories {
         partners: Arc::new(partners::MemoryPartners(store.clone())),
         api_keys: Arc::new(partners::MemoryApiKeys(store.clone())),
         signature_replays: Arc::new(partners::MemorySignatureReplays(store.clone())),
+        oauth: Arc::new(oauth::MemoryOAuth(store.clone())),
         health: Arc::new(health::MemoryHealth),
         catalog: Arc::new(catalog::MemoryCatalog(store)),
     }

@@ -23,6 +23,12 @@ pub(crate) struct Tables {
     signature_replays: HashMap<(PartnerSlug, [u8; 32]), OffsetDateTime>,
 }
 
+impl Tables {
+    pub(crate) fn partner(&self, slug: &PartnerSlug) -> Option<&Partner> {
+        self.partners.get(slug)
+    }
+}
+
 pub(crate) struct MemoryPartners(pub(crate) Store);
 
 #[async_trait]

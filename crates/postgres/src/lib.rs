@@ -14,6 +14,7 @@ mod decks;
 mod error;
 mod health;
 mod migrations;
+mod oauth;
 mod partners;
 mod pats;
 mod pool;
@@ -41,6 +42,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
+        oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
         health: Arc::new(health::PgHealth { pool }),
     }
 }

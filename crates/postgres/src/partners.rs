@@ -25,7 +25,7 @@ const PRUNE_PER_INSERT: i64 = 8;
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = partners, check_for_backend(diesel::pg::Pg))]
-struct PartnerRow {
+pub(crate) struct PartnerRow {
     slug: String,
     created_by: Uuid,
     scopes: Vec<String>,
@@ -37,7 +37,7 @@ struct PartnerRow {
 }
 
 impl PartnerRow {
-    fn into_domain(self) -> anyhow::Result<Partner> {
+    pub(crate) fn into_domain(self) -> anyhow::Result<Partner> {
         let slug = PartnerSlug::parse(&self.slug)
             .with_context(|| format!("partner {:?} has an invalid stored slug", self.slug))?;
         let scopes = stored_scopes(&self.scopes, format_args!("partner {slug}"));

@@ -267,3 +267,90 @@ diesel::allow_tables_to_appear_in_same_query!(
     sideboard_matchups,
     decks
 );
+
+diesel::table! {
+    oauth_clients (id) {
+        id -> Uuid,
+        partner_slug -> Text,
+        name -> Text,
+        secret_hash -> Nullable<Bytea>,
+        redirect_uris -> Array<Text>,
+        scopes -> Array<Text>,
+        grant_types -> Array<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    oauth_grants (id) {
+        id -> Uuid,
+        client_id -> Uuid,
+        user_id -> Uuid,
+        scopes -> Array<Text>,
+        jkt -> Nullable<Text>,
+        created_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_authorization_codes (code_hash) {
+        code_hash -> Bytea,
+        client_id -> Uuid,
+        user_id -> Uuid,
+        redirect_uri -> Text,
+        scopes -> Array<Text>,
+        code_challenge -> Text,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        redeemed_at -> Nullable<Timestamptz>,
+        grant_id -> Nullable<Uuid>,
+    }
+}
+
+diesel::table! {
+    oauth_refresh_tokens (token_hash) {
+        token_hash -> Bytea,
+        grant_id -> Uuid,
+        issued_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        rotated_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_access_tokens (token_hash) {
+        token_hash -> Bytea,
+        grant_id -> Uuid,
+        scopes -> Array<Text>,
+        issued_at -> Timestamptz,
+        expires_at -> Timestamptz,
+        revoked_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    oauth_sessions (token_hash) {
+        token_hash -> Bytea,
+        user_id -> Uuid,
+        created_at -> Timestamptz,
+        expires_at -> Timestamptz,
+    }
+}
+
+diesel::joinable!(oauth_clients -> partners (partner_slug));
+diesel::joinable!(oauth_grants -> oauth_clients (client_id));
+diesel::joinable!(oauth_grants -> users (user_id));
+diesel::joinable!(oauth_refresh_tokens -> oauth_grants (grant_id));
+diesel::joinable!(oauth_access_tokens -> oauth_grants (grant_id));
+diesel::joinable!(oauth_sessions -> users (user_id));
+diesel::allow_tables_to_appear_in_same_query!(
+    oauth_clients,
+    oauth_grants,
+    oauth_authorization_codes,
+    oauth_refresh_tokens,
+    oauth_access_tokens,
+    oauth_sessions,
+    users,
+    partners,
+);

@@ -21,6 +21,13 @@ use deckhand_domain::identity::{
     ApiKeyId, GameScopes, Partner, PartnerSlug, PatId, PersonalAccessToken, Scope, Scopes, Tier,
     User, UserId,
 };
+use deckhand_domain::oauth::ports::{
+    CodeRedemption, GrantContext, InsertClientError, IssuedTokens,
+};
+use deckhand_domain::oauth::{
+    AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
+    RedirectUri, RefreshToken, Session,
+};
 use deckhand_domain::ports::Repositories;
 use deckhand_domain::sideboards::ports::{
     GuideReviser, GuideRevision, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
@@ -116,6 +123,16 @@ macro_rules! repository_contract_suite {
             guide_lists_filter_sort_and_page_stably,
             matchups_are_added_revised_and_deleted_on_their_guide_only,
             revising_a_missing_guide_is_not_found,
+            oauth_clients_round_trip_with_their_partner,
+            an_oauth_client_of_an_unknown_partner_is_refused,
+            a_code_is_redeemed_once_with_its_grant_and_tokens,
+            concurrent_redemptions_of_one_code_let_exactly_one_win,
+            a_refresh_token_rotates_once_and_only_while_live,
+            concurrent_rotations_of_one_refresh_token_let_exactly_one_win,
+            revoking_a_grant_reaches_every_token_and_keeps_the_first_time,
+            revoking_an_access_token_leaves_its_grant,
+            tokens_come_back_with_the_current_state_of_user_and_partner,
+            sessions_round_trip_with_their_user,
             // suite: end
         );
     };
@@ -2185,6 +2202,492 @@ pub async fn revising_a_missing_guide_is_not_found(repos: &Repositories) -> Outc
         .revise(GuideId(Uuid::now_v7()), set_archived(true, now()))
         .await;
     assert!(matches!(outcome, Err(ReviseGuideError::NotFound)));
+    Ok(())
+}
+
+fn redirect_uri(uri: &str) -> RedirectUri {
+    RedirectUri::parse(uri).unwrap_or_else(|error| panic!("{error}"))
+}
+
+/// A client of `partner` with every grant type and `decks:read decks:write`.
+fn oauth_client_for(partner: &Partner, public: bool) -> OAuthClient {
+    OAuthClient {
+        id: ClientId(Uuid::now_v7()),
+        partner: partner.slug.clone(),
+        name: "Deck Tracker <Pro>".into(),
+        kind: if public {
+            ClientKind::Public
+        } else {
+            ClientKind::Confidential {
+                secret_hash: TokenHash::of(&Uuid::new_v4().to_string()),
+            }
+        },
+        redirect_uris: vec![
+            redirect_uri("https://app.example/cb"),
+            redirect_uri("com.example.app:/oauth?x=1"),
+        ],
+        scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
+        grant_types: GrantType::ALL.into_iter().collect(),
+        created_at: now(),
+    }
+}
+
+/// A user, a partner of theirs and a confidential client of it, stored.
+async fn oauth_setup(repos: &Repositories) -> anyhow::Result<(User, Partner, OAuthClient)> {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let acme = partner_for(&alice, "acme");
+    repos.partners.insert(&acme).await?;
+    let client = oauth_client_for(&acme, false);
+    repos.oauth.insert_client(&client).await?;
+    Ok((alice, acme, client))
+}
+
+fn code_for(client: &OAuthClient, owner: &User) -> AuthorizationCode {
+    AuthorizationCode {
+        code_hash: TokenHash::of(&Uuid::new_v4().to_string()),
+        client_id: client.id,
+        user_id: owner.id,
+        redirect_uri: "https://app.example/cb".into(),
+        scopes: Scopes::from_iter([Scope::DecksRead]),
+        code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM".into(),
+        created_at: now(),
+        expires_at: now() + time::Duration::minutes(10),
+        redeemed_at: None,
+        grant_id: None,
+    }
+}
+
+fn grant_for(client: &OAuthClient, owner: &User) -> Grant {
+    Grant {
+        id: GrantId(Uuid::now_v7()),
+        client_id: client.id,
+        user_id: owner.id,
+        scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
+        jkt: None,
+        created_at: now(),
+        revoked_at: None,
+    }
+}
+
+fn tokens_for(grant: &Grant) -> IssuedTokens {
+    IssuedTokens {
+        access: AccessToken {
+            token_hash: TokenHash::of(&Uuid::new_v4().to_string()),
+            grant_id: grant.id,
+            scopes: Scopes::from_iter([Scope::DecksRead]),
+            issued_at: now(),
+            expires_at: now() + time::Duration::hours(1),
+            revoked_at: None,
+        },
+        refresh: Some(RefreshToken {
+            token_hash: TokenHash::of(&Uuid::new_v4().to_string()),
+            grant_id: grant.id,
+            issued_at: now(),
+            expires_at: now() + time::Duration::days(30),
+            rotated_at: None,
+        }),
+    }
+}
+
+/// A grant started by redeeming a fresh code, with its first tokens.
+async fn started_grant(
+    repos: &Repositories,
+    client: &OAuthClient,
+    owner: &User,
+) -> anyhow::Result<(Grant, IssuedTokens)> {
+    let code = code_for(client, owner);
+    repos.oauth.insert_code(&code).await?;
+    let grant = grant_for(client, owner);
+    let tokens = tokens_for(&grant);
+    let redeemed = repos
+        .oauth
+        .redeem_code(&code.code_hash, now(), &grant, &tokens)
+        .await?;
+    anyhow::ensure!(redeemed == CodeRedemption::Redeemed, "{redeemed:?}");
+    Ok((grant, tokens))
+}
+
+fn refresh_of(tokens: &IssuedTokens) -> anyhow::Result<&RefreshToken> {
+    tokens
+        .refresh
+        .as_ref()
+        .context("tokens with a refresh token")
+}
+
+pub async fn oauth_clients_round_trip_with_their_partner(repos: &Repositories) -> Outcome {
+    let (_, acme, confidential) = oauth_setup(repos).await?;
+    let public = OAuthClient {
+        grant_types: [GrantType::AuthorizationCode].into_iter().collect(),
+        created_at: datetime!(2024-02-29 23:59:59.999_999 UTC),
+        ..oauth_client_for(&acme, true)
+    };
+    repos.oauth.insert_client(&public).await?;
+    for client in [confidential, public] {
+        assert_eq!(
+            repos.oauth.find_client(client.id).await?,
+            Some((client, acme.clone()))
+        );
+    }
+    assert_eq!(
+        repos.oauth.find_client(ClientId(Uuid::now_v7())).await?,
+        None
+    );
+    Ok(())
+}
+
+pub async fn an_oauth_client_of_an_unknown_partner_is_refused(repos: &Repositories) -> Outcome {
+    let client = oauth_client_for(&partner_for(&user("ghost"), "ghost"), false);
+    let result = repos.oauth.insert_client(&client).await;
+    assert!(
+        matches!(result, Err(InsertClientError::UnknownPartner)),
+        "expected UnknownPartner, got {result:?}"
+    );
+    assert_eq!(repos.oauth.find_client(client.id).await?, None);
+    Ok(())
+}
+
+pub async fn a_code_is_redeemed_once_with_its_grant_and_tokens(repos: &Repositories) -> Outcome {
+    let (alice, acme, client) = oauth_setup(repos).await?;
+    let code = code_for(&client, &alice);
+    repos.oauth.insert_code(&code).await?;
+    assert_eq!(
+        repos.oauth.find_code(&code.code_hash).await?,
+        Some(code.clone())
+    );
+
+    let grant = grant_for(&client, &alice);
+    let tokens = tokens_for(&grant);
+    let at = now();
+    assert_eq!(
+        repos
+            .oauth
+            .redeem_code(&code.code_hash, at, &grant, &tokens)
+            .await?,
+        CodeRedemption::Redeemed
+    );
+    let redeemed = repos
+        .oauth
+        .find_code(&code.code_hash)
+        .await?
+        .context("the code")?;
+    assert_eq!(redeemed.redeemed_at, Some(at));
+    assert_eq!(redeemed.grant_id, Some(grant.id));
+    let (access, context) = repos
+        .oauth
+        .find_access_token(&tokens.access.token_hash)
+        .await?
+        .context("the access token")?;
+    assert_eq!(access, tokens.access);
+    assert_eq!(
+        context,
+        GrantContext {
+            grant: grant.clone(),
+            client: client.clone(),
+            partner: acme,
+            user: alice.clone(),
+        }
+    );
+    let refresh = refresh_of(&tokens)?;
+    let (stored_refresh, refresh_context) = repos
+        .oauth
+        .find_refresh_token(&refresh.token_hash)
+        .await?
+        .context("the refresh token")?;
+    assert_eq!(&stored_refresh, refresh);
+    assert_eq!(refresh_context.grant, grant);
+
+    // A second redemption stores nothing and names the first one's grant.
+    let second = grant_for(&client, &alice);
+    let second_tokens = tokens_for(&second);
+    assert_eq!(
+        repos
+            .oauth
+            .redeem_code(&code.code_hash, now(), &second, &second_tokens)
+            .await?,
+        CodeRedemption::AlreadyRedeemed {
+            grant_id: Some(grant.id)
+        }
+    );
+    assert_eq!(
+        repos
+            .oauth
+            .find_access_token(&second_tokens.access.token_hash)
+            .await?,
+        None
+    );
+    assert_eq!(
+        repos
+            .oauth
+            .redeem_code(
+                &TokenHash::of("dh_ac_never_issued"),
+                now(),
+                &second,
+                &second_tokens
+            )
+            .await?,
+        CodeRedemption::Missing
+    );
+    Ok(())
+}
+
+pub async fn concurrent_redemptions_of_one_code_let_exactly_one_win(
+    repos: &Repositories,
+) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    for _ in 0..5 {
+        let code = code_for(&client, &alice);
+        repos.oauth.insert_code(&code).await?;
+        let (first, second) = (grant_for(&client, &alice), grant_for(&client, &alice));
+        let (first_tokens, second_tokens) = (tokens_for(&first), tokens_for(&second));
+        let at = now();
+        let (a, b) = tokio::join!(
+            repos
+                .oauth
+                .redeem_code(&code.code_hash, at, &first, &first_tokens),
+            repos
+                .oauth
+                .redeem_code(&code.code_hash, at, &second, &second_tokens),
+        );
+        let outcomes = [a?, b?];
+        let winners = outcomes
+            .iter()
+            .filter(|outcome| **outcome == CodeRedemption::Redeemed)
+            .count();
+        assert_eq!(winners, 1, "{outcomes:?}");
+    }
+    Ok(())
+}
+
+pub async fn a_refresh_token_rotates_once_and_only_while_live(repos: &Repositories) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    let (grant, tokens) = started_grant(repos, &client, &alice).await?;
+    let first = refresh_of(&tokens)?.clone();
+    let next = tokens_for(&grant);
+    let at = now();
+    assert!(
+        repos
+            .oauth
+            .rotate_refresh_token(&first.token_hash, at, &next)
+            .await?
+    );
+    let (rotated, _) = repos
+        .oauth
+        .find_refresh_token(&first.token_hash)
+        .await?
+        .context("the rotated token")?;
+    assert_eq!(rotated.rotated_at, Some(at));
+    let successor = refresh_of(&next)?;
+    assert!(
+        repos
+            .oauth
+            .find_refresh_token(&successor.token_hash)
+            .await?
+            .is_some()
+    );
+    assert!(
+        repos
+            .oauth
+            .find_access_token(&next.access.token_hash)
+            .await?
+            .is_some()
+    );
+
+    // Rotated already: refused, and nothing stored.
+    let again = tokens_for(&grant);
+    assert!(
+        !repos
+            .oauth
+            .rotate_refresh_token(&first.token_hash, now(), &again)
+            .await?
+    );
+    assert_eq!(
+        repos
+            .oauth
+            .find_access_token(&again.access.token_hash)
+            .await?,
+        None
+    );
+    // Expired at `now`: refused.
+    let later = successor.expires_at;
+    assert!(
+        !repos
+            .oauth
+            .rotate_refresh_token(&successor.token_hash, later, &again)
+            .await?
+    );
+    // Unknown: refused.
+    assert!(
+        !repos
+            .oauth
+            .rotate_refresh_token(&TokenHash::of("dh_rt_never_issued"), now(), &again)
+            .await?
+    );
+    // Revoked grant: refused.
+    repos.oauth.revoke_grant(grant.id, now()).await?;
+    assert!(
+        !repos
+            .oauth
+            .rotate_refresh_token(&successor.token_hash, now(), &again)
+            .await?
+    );
+    assert_eq!(
+        repos
+            .oauth
+            .find_access_token(&again.access.token_hash)
+            .await?,
+        None
+    );
+    Ok(())
+}
+
+pub async fn concurrent_rotations_of_one_refresh_token_let_exactly_one_win(
+    repos: &Repositories,
+) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    let (grant, tokens) = started_grant(repos, &client, &alice).await?;
+    let mut current = refresh_of(&tokens)?.clone();
+    for _ in 0..10 {
+        let (a, b) = (tokens_for(&grant), tokens_for(&grant));
+        let at = now();
+        let (first, second) = tokio::join!(
+            repos
+                .oauth
+                .rotate_refresh_token(&current.token_hash, at, &a),
+            repos
+                .oauth
+                .rotate_refresh_token(&current.token_hash, at, &b),
+        );
+        let (first, second) = (first?, second?);
+        assert!(
+            first != second,
+            "exactly one rotation wins: {first} {second}"
+        );
+        let (winner, loser) = if first { (a, b) } else { (b, a) };
+        assert_eq!(
+            repos
+                .oauth
+                .find_access_token(&loser.access.token_hash)
+                .await?,
+            None
+        );
+        current = refresh_of(&winner)?.clone();
+    }
+    Ok(())
+}
+
+pub async fn revoking_a_grant_reaches_every_token_and_keeps_the_first_time(
+    repos: &Repositories,
+) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    let (grant, tokens) = started_grant(repos, &client, &alice).await?;
+    let (other, other_tokens) = started_grant(repos, &client, &alice).await?;
+    let first = now();
+    repos.oauth.revoke_grant(grant.id, first).await?;
+    repos
+        .oauth
+        .revoke_grant(grant.id, first + time::Duration::minutes(1))
+        .await?;
+    let (_, context) = repos
+        .oauth
+        .find_access_token(&tokens.access.token_hash)
+        .await?
+        .context("the access token")?;
+    assert_eq!(context.grant.revoked_at, Some(first));
+    let (_, context) = repos
+        .oauth
+        .find_refresh_token(&refresh_of(&tokens)?.token_hash)
+        .await?
+        .context("the refresh token")?;
+    assert_eq!(context.grant.revoked_at, Some(first));
+    let (_, untouched) = repos
+        .oauth
+        .find_access_token(&other_tokens.access.token_hash)
+        .await?
+        .context("the other grant's token")?;
+    assert_eq!(untouched.grant, other);
+    // A missing grant is no error.
+    repos
+        .oauth
+        .revoke_grant(GrantId(Uuid::now_v7()), now())
+        .await?;
+    Ok(())
+}
+
+pub async fn revoking_an_access_token_leaves_its_grant(repos: &Repositories) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    let (grant, tokens) = started_grant(repos, &client, &alice).await?;
+    let at = now();
+    repos
+        .oauth
+        .revoke_access_token(&tokens.access.token_hash, at)
+        .await?;
+    repos
+        .oauth
+        .revoke_access_token(&tokens.access.token_hash, at + time::Duration::minutes(1))
+        .await?;
+    let (access, context) = repos
+        .oauth
+        .find_access_token(&tokens.access.token_hash)
+        .await?
+        .context("the access token")?;
+    assert_eq!(access.revoked_at, Some(at));
+    assert_eq!(context.grant, grant);
+    repos
+        .oauth
+        .revoke_access_token(&TokenHash::of("dh_at_never_issued"), now())
+        .await?;
+    Ok(())
+}
+
+/// Disabling the partner or deactivating the user shows in the next lookup of any token: this
+/// is what stops every token of theirs at once.
+pub async fn tokens_come_back_with_the_current_state_of_user_and_partner(
+    repos: &Repositories,
+) -> Outcome {
+    let (alice, acme, client) = oauth_setup(repos).await?;
+    let (_, tokens) = started_grant(repos, &client, &alice).await?;
+    repos.partners.set_active(&acme.slug, false).await?;
+    repos.users.set_active(alice.id, false).await?;
+    let (_, context) = repos
+        .oauth
+        .find_access_token(&tokens.access.token_hash)
+        .await?
+        .context("the access token")?;
+    assert!(!context.partner.active && !context.user.active);
+    let (_, context) = repos
+        .oauth
+        .find_refresh_token(&refresh_of(&tokens)?.token_hash)
+        .await?
+        .context("the refresh token")?;
+    assert!(!context.partner.active && !context.user.active);
+    let (_, partner) = repos
+        .oauth
+        .find_client(client.id)
+        .await?
+        .context("the client")?;
+    assert!(!partner.active);
+    Ok(())
+}
+
+pub async fn sessions_round_trip_with_their_user(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let session = Session {
+        token_hash: TokenHash::of("dh_ss_x"),
+        user_id: alice.id,
+        created_at: now(),
+        expires_at: now() + time::Duration::hours(12),
+    };
+    repos.oauth.insert_session(&session).await?;
+    assert_eq!(
+        repos.oauth.find_session(&session.token_hash).await?,
+        Some((session, alice))
+    );
+    assert_eq!(
+        repos.oauth.find_session(&TokenHash::of("dh_ss_y")).await?,
+        None
+    );
     Ok(())
 }
 

@@ -341,6 +341,7 @@ mod tests {
             partners: Arc::new(setup.partners),
             api_keys: Arc::new(MockApiKeyRepository::new()),
             signature_replays: Arc::new(setup.replays),
+            oauth: Arc::new(crate::oauth::ports::MockOAuthRepository::new()),
             health: Arc::new(MockStoreHealth::new()),
             catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
             decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),

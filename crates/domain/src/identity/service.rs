@@ -22,6 +22,7 @@ pub struct IdentityService {
     pub(super) partners: Arc<dyn PartnerRepository>,
     pub(super) api_keys: Arc<dyn ApiKeyRepository>,
     pub(super) signature_replays: Arc<dyn SignatureReplayRepository>,
+    pub(super) oauth: Arc<dyn crate::ports::OAuthRepository>,
     pub(super) system: SystemPorts,
     pub(super) settings: ServiceSettings,
 }
@@ -100,6 +101,7 @@ impl IdentityService {
             partners: repositories.partners.clone(),
             api_keys: repositories.api_keys.clone(),
             signature_replays: repositories.signature_replays.clone(),
+            oauth: repositories.oauth.clone(),
             system,
             settings,
         }
@@ -237,11 +239,16 @@ impl IdentityService {
                     .await
             }
             LaneCredentials::PartnerApiKey(key) => self.authenticate_api_key(&key).await,
-            // The OAuth lanes are recognised so that their combinations are judged correctly,
-            // but no credential of theirs can be issued yet: refuse them.
-            LaneCredentials::OAuthBearer(_) | LaneCredentials::OAuthDpop { .. } => {
-                Err(AuthError::Failed)
+            LaneCredentials::OAuthBearer(token) => {
+                crate::oauth::authenticate_bearer(
+                    self.oauth.as_ref(),
+                    &token,
+                    self.system.clock.now(),
+                )
+                .await
             }
+            // DPoP proofs are not checked yet (their own issue): refuse the lane.
+            LaneCredentials::OAuthDpop { .. } => Err(AuthError::Failed),
         }
     }
 
@@ -283,6 +290,7 @@ mod tests {
             partners: Arc::new(MockPartnerRepository::new()),
             api_keys: Arc::new(MockApiKeyRepository::new()),
             signature_replays: Arc::new(MockSignatureReplayRepository::new()),
+            oauth: Arc::new(crate::oauth::ports::MockOAuthRepository::new()),
             health: Arc::new(MockStoreHealth::new()),
             catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
             decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),

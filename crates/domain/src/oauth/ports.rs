@@ -1,0 +1,109 @@
+//! The OAuth server's port. See the crate's error contract in [`crate::ports`].
+
+use async_trait::async_trait;
+use deckhand_auth::TokenHash;
+use time::OffsetDateTime;
+
+use super::model::{
+    AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
+};
+use crate::identity::{Partner, User};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InsertClientError {
+    /// The owning partner does not exist.
+    #[error("no such partner")]
+    UnknownPartner,
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// A grant with everything a token of it is judged by: its client, the client's partner and
+/// the user, each in its current state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantContext {
+    pub grant: Grant,
+    pub client: OAuthClient,
+    pub partner: Partner,
+    pub user: User,
+}
+
+/// The tokens one exchange or refresh issues.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssuedTokens {
+    pub access: AccessToken,
+    /// `None` for a client that may not use refresh tokens.
+    pub refresh: Option<RefreshToken>,
+}
+
+/// What [`OAuthRepository::redeem_code`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CodeRedemption {
+    /// The code was fresh: it is now redeemed, and the grant and tokens are stored.
+    Redeemed,
+    /// The code had been redeemed already (it names the grant that redemption started):
+    /// nothing was stored.
+    AlreadyRedeemed { grant_id: Option<GrantId> },
+    /// No code has this hash.
+    Missing,
+}
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait OAuthRepository: Send + Sync {
+    /// Stores a new client. `UnknownPartner` when its partner does not exist.
+    async fn insert_client(&self, client: &OAuthClient) -> Result<(), InsertClientError>;
+    /// The client and its partner, whatever their state; the caller judges them.
+    async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>>;
+
+    /// Stores a new authorization code (its hash).
+    async fn insert_code(&self, code: &AuthorizationCode) -> anyhow::Result<()>;
+    /// The code with this hash, redeemed or not.
+    async fn find_code(&self, hash: &TokenHash) -> anyhow::Result<Option<AuthorizationCode>>;
+    /// In one transaction: marks the code redeemed at `now` (recording `grant`'s id) if and
+    /// only if it is not redeemed yet, and then stores `grant` and `tokens`. Of two concurrent
+    /// redemptions exactly one gets `Redeemed`.
+    async fn redeem_code(
+        &self,
+        hash: &TokenHash,
+        now: OffsetDateTime,
+        grant: &Grant,
+        tokens: &IssuedTokens,
+    ) -> anyhow::Result<CodeRedemption>;
+
+    /// The refresh token with this hash and its grant's context, whatever their state.
+    async fn find_refresh_token(
+        &self,
+        hash: &TokenHash,
+    ) -> anyhow::Result<Option<(RefreshToken, GrantContext)>>;
+    /// In one transaction: marks the refresh token rotated at `now` if and only if it is not
+    /// rotated yet, has not expired at `now` and its grant is not revoked, and then stores
+    /// `tokens` (of the same grant). True when it rotated; false, with nothing changed,
+    /// otherwise. Of two concurrent rotations of one token exactly one gets true: a single
+    /// conditional update (or a row lock), never a read followed by a write.
+    async fn rotate_refresh_token(
+        &self,
+        hash: &TokenHash,
+        now: OffsetDateTime,
+        tokens: &IssuedTokens,
+    ) -> anyhow::Result<bool>;
+
+    /// The access token with this hash and its grant's context, whatever their state.
+    async fn find_access_token(
+        &self,
+        hash: &TokenHash,
+    ) -> anyhow::Result<Option<(AccessToken, GrantContext)>>;
+
+    /// Revokes the grant, and with it every token it issued (an earlier revocation time is
+    /// kept). A missing grant is not an error.
+    async fn revoke_grant(&self, id: GrantId, at: OffsetDateTime) -> anyhow::Result<()>;
+    /// Revokes one access token (an earlier revocation time is kept). A missing token is not
+    /// an error.
+    async fn revoke_access_token(&self, hash: &TokenHash, at: OffsetDateTime)
+    -> anyhow::Result<()>;
+
+    /// Stores a sign-in session of the consent page (its cookie's hash).
+    async fn insert_session(&self, session: &Session) -> anyhow::Result<()>;
+    /// The session with this hash and its user, whatever their state.
+    async fn find_session(&self, hash: &TokenHash) -> anyhow::Result<Option<(Session, User)>>;
+}
