@@ -69,61 +69,8 @@ pub(crate) struct DeckPath {
     /// Game slug.
     game: String,
     /// Deck id.
-    id: Uuid,
-}
-
-/// The game of the `{game}` path segment, once the caller passed `R`'s rule for it.
-pub(crate) struct GameAccess<R> {
-    pub(crate) principal: Principal,
-    pub(crate) game: Game,
-    rule: PhantomData<fn() -> R>,
-}
-
-/// The deck of the `{id}` path segment in an authorized game. Whether the caller may see or
-/// write that deck is the deck service's to judge.
-pub(crate) struct DeckAccess<R> {
-    pub(crate) principal: Principal,
-    pub(crate) game: Game,
-    pub(crate) deck: DeckId,
-    rule: PhantomData<fn() -> R>,
-}
-
-impl<R: Rule> FromRequest for GameAccess<R> {
-    type Error = Error;
-    type Future = LocalBoxFuture<'static, Result<Self, Error>>;
-
-    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        Box::pin(async move {
-            let path = web::Path::<GamePath>::extract(&request).await?;
-            let (principal, game) = authorized_game(&request, &path.game, R::RULE).await?;
-            Ok(Self {
-                principal,
-                game,
-                rule: PhantomData,
-            })
-        })
-    }
-}
-
-impl<R: Rule> FromRequest for DeckAccess<R> {
-    type Error = Error;
-    type Future = LocalBoxFuture<'static, Result<Self, Error>>;
-
-    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let request = request.clone();
-        Box::pin(async move {
-            // A malformed id is 404 through the path extractor's error handler.
-            let path = web::Path::<DeckPath>::extract(&request).await?;
-            let (principal, game) = authorized_game(&request, &path.game, R::RULE).await?;
-            Ok(Self {
-                principal,
-                game,
-                deck: DeckId(path.id),
-                rule: PhantomData,
-            })
-        })
-    }
+    #[param(value_type = Uuid)]
+    pub(crate) id: DeckId,
 }
 
 /// A game-scoped path with ids besides `{game}` (every id a UUID, so a malformed one is 404).
@@ -163,6 +110,18 @@ pub(crate) struct MatchupPath {
     pub(crate) id: Uuid,
     /// Matchup id.
     pub(crate) matchup_id: Uuid,
+}
+
+impl ScopedPath for GamePath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
+impl ScopedPath for DeckPath {
+    fn game(&self) -> &str {
+        &self.game
+    }
 }
 
 impl ScopedPath for GuidePath {

@@ -3,7 +3,7 @@ use deckhand_domain::catalog::{CardIdentifier, MAX_IDENTIFIERS};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::access::{GameAccess, GamePath, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::body::{Body, json_or_text};
 use crate::dto::cards::{CardIdentifierDto, ResolvedDto, UnresolvedDto};
 use crate::error::{ApiError, FieldError};
@@ -59,9 +59,7 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn resolve_cards(
     state: web::Data<HttpState>,
-    GameAccess {
-        principal: _, game, ..
-    }: GameAccess<ReadDecks>,
+    PathAccess { game, .. }: PathAccess<ReadDecks, GamePath>,
     query: web::Query<ResolveQuery>,
     Body(body): Body<ResolveBody>,
 ) -> Result<HttpResponse, ApiError> {

@@ -2,7 +2,7 @@ use actix_web::http::header::ETag;
 use actix_web::{HttpResponse, post, web};
 
 use super::{DeckBody, DeckWriteRecord, etag};
-use crate::access::{GameAccess, GamePath, WriteDecks};
+use crate::access::{GamePath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -25,9 +25,9 @@ use crate::state::HttpState;
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_deck(
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<WriteDecks>,
+    }: PathAccess<WriteDecks, GamePath>,
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
     let deck = state

@@ -6,7 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::{DeckListItem, etag, formats_of};
-use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::decks::FeaturedCardDto;
 use crate::error::ApiError;
@@ -125,12 +125,12 @@ fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
 pub async fn deck_detail(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, DeckPath>,
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let deck = state.services.decks.get(&principal, &game, deck).await?;

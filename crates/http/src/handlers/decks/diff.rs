@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -165,12 +165,12 @@ impl From<VersionDiff> for VersionDiffDto {
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn version_diff(
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, DeckPath>,
     versions: web::Path<DiffPath>,
 ) -> Result<HttpResponse, ApiError> {
     // A number no version can have is simply out of range.

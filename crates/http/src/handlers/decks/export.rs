@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::CardLineDto;
-use crate::access::{GameAccess, GamePath, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::body::{Body, json_or_text};
 use crate::error::{ApiError, FieldError};
 use crate::state::HttpState;
@@ -134,9 +134,9 @@ impl ExportBody {
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn export_text(
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, GamePath>,
     request: HttpRequest,
     Body(body): Body<ExportBody>,
 ) -> Result<HttpResponse, ApiError> {

@@ -9,7 +9,7 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use super::{DeckListItem, formats_of};
-use crate::access::{GameAccess, GamePath, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_page};
 use crate::error::ApiError;
 use crate::pagination::{ListOptions, Paginated};
@@ -130,9 +130,9 @@ impl DeckListQuery {
 pub async fn list_decks(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, GamePath>,
     query: web::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (list, summary) = query.into_inner().into_request()?;

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::{DeckWriteRecord, etag, if_match};
-use crate::access::{DeckAccess, DeckPath, WriteDecks};
+use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -34,12 +34,12 @@ pub struct RollbackBody {
 pub async fn rollback_deck(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<WriteDecks>,
+    }: PathAccess<WriteDecks, DeckPath>,
     Body(body): Body<RollbackBody>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(&request)?;

@@ -2,7 +2,7 @@ use actix_web::http::header::ETag;
 use actix_web::{HttpRequest, HttpResponse, patch, web};
 
 use super::{DeckBody, DeckWriteRecord, etag, if_match};
-use crate::access::{DeckAccess, DeckPath, WriteDecks};
+use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -24,12 +24,12 @@ use crate::state::HttpState;
 pub async fn update_deck(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<WriteDecks>,
+    }: PathAccess<WriteDecks, DeckPath>,
     Body(body): Body<DeckBody>,
 ) -> Result<HttpResponse, ApiError> {
     let expected = if_match(&request)?;

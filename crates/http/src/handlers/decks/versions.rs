@@ -2,7 +2,7 @@ use actix_web::http::header::EntityTag;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::DeckVersionDto;
-use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -22,12 +22,12 @@ use crate::state::HttpState;
 pub async fn deck_versions(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
     let versions = state
         .services

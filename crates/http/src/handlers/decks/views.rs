@@ -2,7 +2,7 @@ use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -28,12 +28,12 @@ pub struct PageviewResult {
 pub async fn register_view(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
     let ip = client_ip(&request, &state.config.trusted_proxies);
     let count = state

@@ -1,7 +1,7 @@
 use actix_web::{HttpResponse, post, web};
 
 use super::{GuideBody, GuideDetailDto};
-use crate::access::{GameAccess, GamePath, WriteSideboards};
+use crate::access::{GamePath, PathAccess, WriteSideboards};
 use crate::body::Body;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -22,9 +22,9 @@ use crate::state::HttpState;
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_guide(
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<WriteSideboards>,
+    }: PathAccess<WriteSideboards, GamePath>,
     Body(body): Body<GuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let detail = state

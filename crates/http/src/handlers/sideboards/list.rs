@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::{GuideListQuery, page_response};
-use crate::access::{GameAccess, GamePath, ReadSideboards};
+use crate::access::{GamePath, PathAccess, ReadSideboards};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -20,9 +20,9 @@ use crate::state::HttpState;
 pub async fn list_guides(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<ReadSideboards>,
+    }: PathAccess<ReadSideboards, GamePath>,
     query: web::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let list = query.into_inner().into_request()?;

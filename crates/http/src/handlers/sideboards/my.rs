@@ -2,7 +2,7 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::identity::Lane;
 
 use super::{GuideListQuery, page_response};
-use crate::access::{GameAccess, GamePath, ReadSideboards};
+use crate::access::{GamePath, PathAccess, ReadSideboards};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -31,9 +31,9 @@ const USER_LANES: [Lane; 4] = [
 pub async fn my_guides(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    GameAccess {
+    PathAccess {
         principal, game, ..
-    }: GameAccess<ReadSideboards>,
+    }: PathAccess<ReadSideboards, GamePath>,
     query: web::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     principal.require_lane(&USER_LANES)?;

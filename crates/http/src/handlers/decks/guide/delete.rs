@@ -1,6 +1,6 @@
 use actix_web::{HttpResponse, delete, web};
 
-use crate::access::{DeckAccess, DeckPath, WriteDecks};
+use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -18,12 +18,12 @@ use crate::state::HttpState;
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn delete_guide(
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<WriteDecks>,
+    }: PathAccess<WriteDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
     state
         .services

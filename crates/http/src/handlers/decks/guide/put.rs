@@ -4,7 +4,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::GuideDto;
-use crate::access::{DeckAccess, DeckPath, WriteDecks};
+use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -36,12 +36,12 @@ pub struct GuideBody {
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn put_guide(
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<WriteDecks>,
+    }: PathAccess<WriteDecks, DeckPath>,
     Body(body): Body<GuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let input = GuideInput {

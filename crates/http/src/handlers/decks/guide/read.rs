@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::{GuideDto, guide_etag};
-use crate::access::{DeckAccess, DeckPath, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -22,12 +22,12 @@ use crate::state::HttpState;
 pub async fn read_guide(
     request: HttpRequest,
     state: web::Data<HttpState>,
-    DeckAccess {
+    PathAccess {
         principal,
         game,
-        deck,
+        path: DeckPath { id: deck, .. },
         ..
-    }: DeckAccess<ReadDecks>,
+    }: PathAccess<ReadDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
     let guide = state.services.decks.guide(&principal, &game, deck).await?;
     let etag = guide_etag(guide.as_ref());
