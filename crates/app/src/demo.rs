@@ -12,9 +12,7 @@ use deckhand_domain::identity::{
     UserLookup,
 };
 use deckhand_domain::oauth::{NewClientRequest, RedirectUri};
-use deckhand_domain::sideboards::{
-    self, GuideChanges, MatchupChanges, NewGuideInput, OverrideInput,
-};
+use deckhand_domain::sideboards::{GuideChanges, MatchupChanges, NewGuideInput, OverrideInput};
 use deckhand_domain::{Patch, Services};
 use serde::Serialize;
 
@@ -202,11 +200,11 @@ fn matchup(
     swaps: Vec<OverrideInput>,
 ) -> MatchupChanges {
     MatchupChanges {
-        opponent_deck_name: sideboards::Patch::Set(opponent.into()),
-        opponent_archetype: sideboards::Patch::Set(Some(archetype.into())),
-        difficulty: sideboards::Patch::Set(difficulty.into()),
-        notes: sideboards::Patch::Set(plan.into()),
-        special_card_overrides: sideboards::Patch::Set(swaps),
+        opponent_deck_name: Some(opponent.into()),
+        opponent_archetype: Patch::Set(archetype.into()),
+        difficulty: Some(difficulty.into()),
+        notes: Some(plan.into()),
+        special_card_overrides: Some(swaps),
         ..MatchupChanges::default()
     }
 }
@@ -223,13 +221,11 @@ async fn seed_sideboard_guide(
     let input = NewGuideInput {
         deck_id: Some(deck_id.to_owned()),
         fields: GuideChanges {
-            name: sideboards::Patch::Set("Chromium Control: sideboard plan".into()),
-            description: sideboards::Patch::Set(
-                "What comes in and out in the two most common matchups.".into(),
-            ),
-            visibility: sideboards::Patch::Set(vec!["public".into()]),
-            tags: sideboards::Patch::Set(vec!["commander".into(), "control".into()]),
-            format: sideboards::Patch::Set(Some("Commander".into())),
+            name: Some("Chromium Control: sideboard plan".into()),
+            description: Some("What comes in and out in the two most common matchups.".into()),
+            visibility: Some(vec!["public".into()]),
+            tags: Some(vec!["commander".into(), "control".into()]),
+            format: Patch::Set("Commander".into()),
             ..GuideChanges::default()
         },
         matchups: vec![

@@ -40,9 +40,15 @@ impl<T> Patch<T> {
 
     /// The value a new record gets: the one set, or none.
     pub fn into_value(self) -> Option<T> {
+        self.applied_to(None)
+    }
+
+    /// The field's value after the change: `current` when kept.
+    pub fn applied_to(self, current: Option<T>) -> Option<T> {
         match self {
+            Self::Keep => current,
+            Self::Clear => None,
             Self::Set(value) => Some(value),
-            Self::Keep | Self::Clear => None,
         }
     }
 }
@@ -50,11 +56,7 @@ impl<T> Patch<T> {
 impl<T: Clone> Patch<T> {
     /// Writes the change into `field`; `Keep` leaves it alone.
     pub fn apply_to(&self, field: &mut Option<T>) {
-        match self {
-            Self::Keep => {}
-            Self::Clear => *field = None,
-            Self::Set(value) => *field = Some(value.clone()),
-        }
+        *field = self.clone().applied_to(field.take());
     }
 }
 
@@ -82,6 +84,9 @@ mod tests {
         assert_eq!(field, Some(2));
         Patch::from(Some(None)).apply_to(&mut field);
         assert_eq!(field, None);
+        assert_eq!(Patch::<i32>::Keep.applied_to(Some(1)), Some(1));
+        assert_eq!(Patch::Clear.applied_to(Some(1)), None);
+        assert_eq!(Patch::Set(2).applied_to(None), Some(2));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use serde::Serialize;
 
+use crate::Patch;
+
 /// One invalid field: its name as the client wrote it, a stable code, and a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FieldViolation {
@@ -61,6 +63,20 @@ pub fn bounded_text(
         return Err(FieldViolation::new(field, "length", message));
     }
     Ok(value.to_owned())
+}
+
+/// A nullable text field within `max` characters; `Keep` when it is out of bounds, the
+/// violation being recorded.
+pub(crate) fn optional_text(
+    violations: &mut Violations,
+    field: &str,
+    value: &Patch<String>,
+    max: usize,
+) -> Patch<String> {
+    let checked = value
+        .as_ref()
+        .try_map(|text| bounded_text(field, text, 0, max));
+    violations.check(checked).unwrap_or_default()
 }
 
 #[cfg(test)]

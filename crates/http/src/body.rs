@@ -167,6 +167,29 @@ fn backticked(message: &str) -> Option<&str> {
     Some(&message[start..end])
 }
 
+/// A nullable field: absent stays `None` through `#[serde(default)]`, a present one is
+/// `Some`, and `null` (or an empty string, which is how form and multipart bodies say `null`)
+/// is `Some(None)`, which [`deckhand_domain::Patch`] reads as a clear. Use with
+/// `#[serde(default, deserialize_with = "nullable")]`.
+pub fn nullable<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Option<String>>, D::Error> {
+    Ok(Some(
+        Option::<String>::deserialize(deserializer)?.filter(|value| !value.is_empty()),
+    ))
+}
+
+/// A field that may be left out but not sent as `null` (nor, in form and multipart bodies, as
+/// an empty value that is not valid for its type): a present value must be a `T`. Use with
+/// `#[serde(default, deserialize_with = "present")]`.
+pub fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
 /// For DTO fields that hold objects: a native JSON value in JSON bodies, JSON text in form and
 /// multipart bodies. Use with `#[serde(default, deserialize_with = "json_or_text")]`.
 pub fn json_or_text<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
@@ -248,5 +271,48 @@ mod tests {
             field["message"].as_str().unwrap().contains("invalid type"),
             "{field}"
         );
+    }
+
+    #[derive(Debug, Default, Deserialize, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    struct Changes {
+        #[serde(default, deserialize_with = "present")]
+        premium: Option<bool>,
+        #[serde(default, deserialize_with = "nullable")]
+        format: Option<Option<String>>,
+    }
+
+    fn from_json(text: &str) -> Result<Changes, ApiError> {
+        let mut json = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut json).map_err(field_error)
+    }
+
+    #[test]
+    fn absent_keeps_null_clears_a_nullable_field_and_is_refused_elsewhere() {
+        assert_eq!(from_json("{}").unwrap(), Changes::default());
+        let cleared = Changes {
+            format: Some(None),
+            ..Changes::default()
+        };
+        assert_eq!(from_json(r#"{"format":null}"#).unwrap(), cleared);
+        assert_eq!(from_json(r#"{"format":""}"#).unwrap(), cleared);
+        assert_eq!(decode_form::<Changes>(b"format=").unwrap(), cleared);
+        assert_eq!(
+            from_json(r#"{"premium":true,"format":"x"}"#).unwrap(),
+            Changes {
+                premium: Some(true),
+                format: Some(Some("x".into())),
+            }
+        );
+        // A field that cannot be null is not kept by `null` (or an empty form value): it is
+        // an invalid value, as it would be without the field being optional.
+        for error in [
+            from_json(r#"{"premium":null}"#).unwrap_err(),
+            decode_form::<Changes>(b"premium=").unwrap_err(),
+        ] {
+            let field = &error.body()["details"]["fields"][0];
+            assert_eq!(field["field"], "premium", "{field}");
+            assert_eq!(field["code"], "invalid", "{field}");
+        }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::Patch;
 use crate::catalog::CardIdentifier;
-use crate::validation::{FieldViolation, Violations, bounded_text};
+use crate::validation::{FieldViolation, Violations, bounded_text, optional_text};
 
 use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity};
 use super::model::{FeaturedSlot, Visibility};
@@ -82,20 +82,6 @@ pub(crate) struct CheckedChanges {
     pub source_external_version: Patch<String>,
     pub source_external_url: Patch<String>,
     pub is_archived: Option<bool>,
-}
-
-/// A nullable text field within `max` characters; `Keep` when it is out of bounds, the
-/// violation being recorded.
-fn optional_text(
-    violations: &mut Violations,
-    field: &str,
-    value: &Patch<String>,
-    max: usize,
-) -> Patch<String> {
-    let checked = value
-        .as_ref()
-        .try_map(|text| bounded_text(field, text, 0, max));
-    violations.check(checked).unwrap_or_default()
 }
 
 impl DeckChanges {

@@ -1,10 +1,9 @@
 //! What a guide or matchup create or PATCH asks for, and the bounds every field must keep
 //! (contract 4, "Sideboard guides"). Every violation of a request is reported together.
 
-use serde::{Deserialize, Deserializer};
-
+use crate::Patch;
 use crate::decks::{Visibility, check_quantity};
-use crate::validation::{FieldViolation, Violations, bounded_text};
+use crate::validation::{FieldViolation, Violations, bounded_text, optional_text};
 
 use super::model::{CardOverride, Difficulty, GuideContent, MatchupContent, OverrideType};
 
@@ -25,65 +24,15 @@ pub const MAX_OVERRIDES: usize = 100;
 pub const MAX_CARD_ID: usize = 64;
 pub const MAX_SORT_ORDER: i64 = 100_000;
 
-/// One field of a PATCH: left as it is, or set (for a nullable field, possibly to `None`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Patch<T> {
-    #[default]
-    Keep,
-    Set(T),
-}
-
-impl<T> Patch<T> {
-    pub fn is_keep(&self) -> bool {
-        matches!(self, Self::Keep)
-    }
-
-    pub fn as_ref(&self) -> Patch<&T> {
-        match self {
-            Self::Keep => Patch::Keep,
-            Self::Set(value) => Patch::Set(value),
-        }
-    }
-
-    /// The new value, or `current` when the field is kept.
-    pub fn or(self, current: T) -> T {
-        match self {
-            Self::Keep => current,
-            Self::Set(value) => value,
-        }
-    }
-
-    /// Checks a set value with `check`; a violation is recorded and the field dropped.
-    fn checked<U>(
-        &self,
-        violations: &mut Violations,
-        check: impl FnOnce(&T) -> Result<U, FieldViolation>,
-    ) -> Patch<U> {
-        match self {
-            Self::Keep => Patch::Keep,
-            Self::Set(value) => violations
-                .check(check(value))
-                .map_or(Patch::Keep, Patch::Set),
-        }
-    }
-}
-
-/// A present field is set, `null` included (to `None` when `T` is an `Option`); an absent one
-/// is kept through `#[serde(default)]`.
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Patch<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        T::deserialize(deserializer).map(Self::Set)
-    }
-}
-
-fn optional_text(
-    field: &str,
-    max: usize,
-) -> impl Fn(&Option<String>) -> Result<Option<String>, FieldViolation> {
-    move |value| match value {
-        None => Ok(None),
-        Some(text) => bounded_text(field, text, 0, max).map(Some),
-    }
+/// A set field checked with `check`; a violation is recorded and the field dropped.
+fn checked<T, U>(
+    value: &Option<T>,
+    violations: &mut Violations,
+    check: impl FnOnce(&T) -> Result<U, FieldViolation>,
+) -> Option<U> {
+    value
+        .as_ref()
+        .and_then(|value| violations.check(check(value)))
 }
 
 /// A name of 1 to `max` characters that is not only white space.
@@ -102,17 +51,17 @@ fn name(field: &str, value: &str, max: usize) -> Result<String, FieldViolation> 
 /// The fields of a guide create or PATCH, as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GuideChanges {
-    pub name: Patch<String>,
-    pub description: Patch<String>,
-    pub notes: Patch<String>,
-    pub visibility: Patch<Vec<String>>,
-    pub tags: Patch<Vec<String>>,
-    pub format: Patch<Option<String>>,
-    pub thumbnail: Patch<Option<String>>,
-    pub youtube_url: Patch<Option<String>>,
-    pub premium: Patch<bool>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub notes: Option<String>,
+    pub visibility: Option<Vec<String>>,
+    pub tags: Option<Vec<String>>,
+    pub format: Patch<String>,
+    pub thumbnail: Patch<String>,
+    pub youtube_url: Patch<String>,
+    pub premium: Option<bool>,
     /// PATCH only.
-    pub is_archived: Patch<bool>,
+    pub is_archived: Option<bool>,
 }
 
 /// A new guide as sent: its primary deck, its fields and its first matchups.
@@ -127,16 +76,16 @@ pub struct NewGuideInput {
 /// Guide fields that passed their bounds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct CheckedGuide {
-    pub name: Patch<String>,
-    pub description: Patch<String>,
-    pub notes: Patch<String>,
-    pub visibility: Patch<Visibility>,
-    pub tags: Patch<Vec<String>>,
-    pub format: Patch<Option<String>>,
-    pub thumbnail: Patch<Option<String>>,
-    pub youtube_url: Patch<Option<String>>,
-    pub premium: Patch<bool>,
-    pub is_archived: Patch<bool>,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub notes: Option<String>,
+    pub visibility: Option<Visibility>,
+    pub tags: Option<Vec<String>>,
+    pub format: Patch<String>,
+    pub thumbnail: Patch<String>,
+    pub youtube_url: Patch<String>,
+    pub premium: Option<bool>,
+    pub is_archived: Option<bool>,
 }
 
 fn tags(values: &[String], v: &mut Violations) -> Option<Vec<String>> {
@@ -164,29 +113,22 @@ impl GuideChanges {
     /// Checks every bound at once into `v`.
     fn check_into(&self, v: &mut Violations) -> CheckedGuide {
         CheckedGuide {
-            name: self.name.checked(v, |value| name("name", value, MAX_NAME)),
-            description: self.description.checked(v, |value| {
+            name: checked(&self.name, v, |value| name("name", value, MAX_NAME)),
+            description: checked(&self.description, v, |value| {
                 bounded_text("description", value, 0, MAX_DESCRIPTION)
             }),
-            notes: self
-                .notes
-                .checked(v, |value| bounded_text("notes", value, 0, MAX_NOTES)),
-            visibility: self
-                .visibility
-                .checked(v, |levels| Visibility::parse_levels("visibility", levels)),
-            tags: match &self.tags {
-                Patch::Keep => Patch::Keep,
-                Patch::Set(values) => tags(values, v).map_or(Patch::Keep, Patch::Set),
-            },
-            format: self.format.checked(v, optional_text("format", MAX_FORMAT)),
-            thumbnail: self
-                .thumbnail
-                .checked(v, optional_text("thumbnail", MAX_THUMBNAIL)),
-            youtube_url: self
-                .youtube_url
-                .checked(v, optional_text("youtube_url", MAX_YOUTUBE_URL)),
-            premium: self.premium.clone(),
-            is_archived: self.is_archived.clone(),
+            notes: checked(&self.notes, v, |value| {
+                bounded_text("notes", value, 0, MAX_NOTES)
+            }),
+            visibility: checked(&self.visibility, v, |levels| {
+                Visibility::parse_levels("visibility", levels)
+            }),
+            tags: self.tags.as_deref().and_then(|values| tags(values, v)),
+            format: optional_text(v, "format", &self.format, MAX_FORMAT),
+            thumbnail: optional_text(v, "thumbnail", &self.thumbnail, MAX_THUMBNAIL),
+            youtube_url: optional_text(v, "youtube_url", &self.youtube_url, MAX_YOUTUBE_URL),
+            premium: self.premium,
+            is_archived: self.is_archived,
         }
     }
 
@@ -209,15 +151,15 @@ impl CheckedGuide {
     /// `content` with the set fields replaced.
     pub(crate) fn apply(self, content: GuideContent) -> GuideContent {
         GuideContent {
-            name: self.name.or(content.name),
-            description: self.description.or(content.description),
-            notes: self.notes.or(content.notes),
-            visibility: self.visibility.or(content.visibility),
-            tags: self.tags.or(content.tags),
-            format: self.format.or(content.format),
-            thumbnail: self.thumbnail.or(content.thumbnail),
-            youtube_url: self.youtube_url.or(content.youtube_url),
-            premium: self.premium.or(content.premium),
+            name: self.name.unwrap_or(content.name),
+            description: self.description.unwrap_or(content.description),
+            notes: self.notes.unwrap_or(content.notes),
+            visibility: self.visibility.unwrap_or(content.visibility),
+            tags: self.tags.unwrap_or(content.tags),
+            format: self.format.applied_to(content.format),
+            thumbnail: self.thumbnail.applied_to(content.thumbnail),
+            youtube_url: self.youtube_url.applied_to(content.youtube_url),
+            premium: self.premium.unwrap_or(content.premium),
         }
     }
 }
@@ -235,14 +177,14 @@ impl NewGuideInput {
     /// cannot be archived, and every matchup is checked with its position in the field names.
     pub(crate) fn check(&self) -> Result<CheckedNewGuide, Violations> {
         let mut v = Violations::default();
-        if self.fields.name.is_keep() {
+        if self.fields.name.is_none() {
             v.push(FieldViolation::new(
                 "name",
                 "required",
                 "a guide needs a name",
             ));
         }
-        if !self.fields.is_archived.is_keep() {
+        if self.fields.is_archived.is_some() {
             v.push(FieldViolation::new(
                 "is_archived",
                 "unknown_field",
@@ -315,31 +257,31 @@ pub struct OverrideInput {
 /// The fields of a matchup create or PATCH, as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MatchupChanges {
-    pub opponent_deck_name: Patch<String>,
-    pub opponent_archetype: Patch<Option<String>>,
-    pub difficulty: Patch<String>,
-    pub notes: Patch<String>,
-    pub play_notes: Patch<String>,
-    pub draw_notes: Patch<String>,
-    pub sort_order: Patch<i64>,
-    pub thumbnail: Patch<Option<String>>,
-    pub is_featured: Patch<bool>,
-    pub special_card_overrides: Patch<Vec<OverrideInput>>,
+    pub opponent_deck_name: Option<String>,
+    pub opponent_archetype: Patch<String>,
+    pub difficulty: Option<String>,
+    pub notes: Option<String>,
+    pub play_notes: Option<String>,
+    pub draw_notes: Option<String>,
+    pub sort_order: Option<i64>,
+    pub thumbnail: Patch<String>,
+    pub is_featured: Option<bool>,
+    pub special_card_overrides: Option<Vec<OverrideInput>>,
 }
 
 /// Matchup fields that passed their bounds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct CheckedMatchup {
-    pub opponent_deck_name: Patch<String>,
-    pub opponent_archetype: Patch<Option<String>>,
-    pub difficulty: Patch<Difficulty>,
-    pub notes: Patch<String>,
-    pub play_notes: Patch<String>,
-    pub draw_notes: Patch<String>,
-    pub sort_order: Patch<i32>,
-    pub thumbnail: Patch<Option<String>>,
-    pub is_featured: Patch<bool>,
-    pub special_card_overrides: Patch<Vec<CardOverride>>,
+    pub opponent_deck_name: Option<String>,
+    pub opponent_archetype: Patch<String>,
+    pub difficulty: Option<Difficulty>,
+    pub notes: Option<String>,
+    pub play_notes: Option<String>,
+    pub draw_notes: Option<String>,
+    pub sort_order: Option<i32>,
+    pub thumbnail: Patch<String>,
+    pub is_featured: Option<bool>,
+    pub special_card_overrides: Option<Vec<CardOverride>>,
 }
 
 fn sort_order(field: String) -> impl Fn(&i64) -> Result<i32, FieldViolation> {
@@ -418,14 +360,16 @@ impl MatchupChanges {
         let at = |name: &str| format!("{prefix}{name}");
         let difficulties = Difficulty::ALL.map(Difficulty::as_str).join(", ");
         CheckedMatchup {
-            opponent_deck_name: self.opponent_deck_name.checked(v, |value| {
+            opponent_deck_name: checked(&self.opponent_deck_name, v, |value| {
                 name(&at("opponent_deck_name"), value, MAX_OPPONENT_DECK_NAME)
             }),
-            opponent_archetype: self.opponent_archetype.checked(
+            opponent_archetype: optional_text(
                 v,
-                optional_text(&at("opponent_archetype"), MAX_OPPONENT_ARCHETYPE),
+                &at("opponent_archetype"),
+                &self.opponent_archetype,
+                MAX_OPPONENT_ARCHETYPE,
             ),
-            difficulty: self.difficulty.checked(v, |value| {
+            difficulty: checked(&self.difficulty, v, |value| {
                 Difficulty::parse(value).ok_or_else(|| {
                     FieldViolation::new(
                         at("difficulty"),
@@ -434,31 +378,29 @@ impl MatchupChanges {
                     )
                 })
             }),
-            notes: self.notes.checked(v, |value| {
+            notes: checked(&self.notes, v, |value| {
                 bounded_text(&at("notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            play_notes: self.play_notes.checked(v, |value| {
+            play_notes: checked(&self.play_notes, v, |value| {
                 bounded_text(&at("play_notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            draw_notes: self.draw_notes.checked(v, |value| {
+            draw_notes: checked(&self.draw_notes, v, |value| {
                 bounded_text(&at("draw_notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            sort_order: self.sort_order.checked(v, sort_order(at("sort_order"))),
-            thumbnail: self
-                .thumbnail
-                .checked(v, optional_text(&at("thumbnail"), MAX_THUMBNAIL)),
-            is_featured: self.is_featured.clone(),
-            special_card_overrides: match &self.special_card_overrides {
-                Patch::Keep => Patch::Keep,
-                Patch::Set(inputs) => overrides(prefix, inputs, v).map_or(Patch::Keep, Patch::Set),
-            },
+            sort_order: checked(&self.sort_order, v, sort_order(at("sort_order"))),
+            thumbnail: optional_text(v, &at("thumbnail"), &self.thumbnail, MAX_THUMBNAIL),
+            is_featured: self.is_featured,
+            special_card_overrides: self
+                .special_card_overrides
+                .as_deref()
+                .and_then(|inputs| overrides(prefix, inputs, v)),
         }
     }
 
     /// A new matchup's content, or `None` with its violations recorded under `prefix`.
     fn check_new_into(&self, prefix: &str, v: &mut Violations) -> Option<MatchupContent> {
         let before = v.0.len();
-        if self.opponent_deck_name.is_keep() {
+        if self.opponent_deck_name.is_none() {
             v.push(FieldViolation::new(
                 format!("{prefix}opponent_deck_name"),
                 "required",
@@ -509,18 +451,22 @@ impl MatchupChanges {
 impl CheckedMatchup {
     pub(crate) fn apply(self, content: MatchupContent) -> MatchupContent {
         MatchupContent {
-            opponent_deck_name: self.opponent_deck_name.or(content.opponent_deck_name),
-            opponent_archetype: self.opponent_archetype.or(content.opponent_archetype),
-            difficulty: self.difficulty.or(content.difficulty),
-            notes: self.notes.or(content.notes),
-            play_notes: self.play_notes.or(content.play_notes),
-            draw_notes: self.draw_notes.or(content.draw_notes),
-            sort_order: self.sort_order.or(content.sort_order),
-            thumbnail: self.thumbnail.or(content.thumbnail),
-            is_featured: self.is_featured.or(content.is_featured),
+            opponent_deck_name: self
+                .opponent_deck_name
+                .unwrap_or(content.opponent_deck_name),
+            opponent_archetype: self
+                .opponent_archetype
+                .applied_to(content.opponent_archetype),
+            difficulty: self.difficulty.unwrap_or(content.difficulty),
+            notes: self.notes.unwrap_or(content.notes),
+            play_notes: self.play_notes.unwrap_or(content.play_notes),
+            draw_notes: self.draw_notes.unwrap_or(content.draw_notes),
+            sort_order: self.sort_order.unwrap_or(content.sort_order),
+            thumbnail: self.thumbnail.applied_to(content.thumbnail),
+            is_featured: self.is_featured.unwrap_or(content.is_featured),
             special_card_overrides: self
                 .special_card_overrides
-                .or(content.special_card_overrides),
+                .unwrap_or(content.special_card_overrides),
         }
     }
 }
@@ -541,16 +487,16 @@ mod tests {
     #[test]
     fn every_patch_bound_is_reported_together() {
         let changes = GuideChanges {
-            name: Patch::Set(String::new()),
-            description: Patch::Set("d".repeat(MAX_DESCRIPTION + 1)),
-            notes: Patch::Set("n".repeat(MAX_NOTES + 1)),
-            visibility: Patch::Set(vec![String::new()]),
-            tags: Patch::Set(vec!["ok".into(), String::new(), "t".repeat(51)]),
-            format: Patch::Set(Some("f".repeat(51))),
-            thumbnail: Patch::Set(Some("t".repeat(256))),
-            youtube_url: Patch::Set(Some("y".repeat(501))),
-            premium: Patch::Set(true),
-            is_archived: Patch::Keep,
+            name: Some(String::new()),
+            description: Some("d".repeat(MAX_DESCRIPTION + 1)),
+            notes: Some("n".repeat(MAX_NOTES + 1)),
+            visibility: Some(vec![String::new()]),
+            tags: Some(vec!["ok".into(), String::new(), "t".repeat(51)]),
+            format: Patch::Set("f".repeat(51)),
+            thumbnail: Patch::Set("t".repeat(256)),
+            youtube_url: Patch::Set("y".repeat(501)),
+            premium: Some(true),
+            is_archived: None,
         };
         assert_eq!(
             fields(changes.check_patch()),
@@ -571,17 +517,17 @@ mod tests {
     #[test]
     fn bounds_hold_at_their_limits() {
         let changes = GuideChanges {
-            name: Patch::Set("é".repeat(MAX_NAME)),
-            tags: Patch::Set((0..MAX_TAGS).map(|n| format!("{n:0>50}")).collect()),
-            format: Patch::Set(Some("f".repeat(MAX_FORMAT))),
-            thumbnail: Patch::Set(None),
+            name: Some("é".repeat(MAX_NAME)),
+            tags: Some((0..MAX_TAGS).map(|n| format!("{n:0>50}")).collect()),
+            format: Patch::Set("f".repeat(MAX_FORMAT)),
+            thumbnail: Patch::Clear,
             ..GuideChanges::default()
         };
         let checked = changes.check_patch().unwrap();
-        assert_eq!(checked.format, Patch::Set(Some("f".repeat(50))));
-        assert_eq!(checked.thumbnail, Patch::Set(None));
+        assert_eq!(checked.format, Patch::Set("f".repeat(50)));
+        assert_eq!(checked.thumbnail, Patch::Clear);
         let too_many = GuideChanges {
-            tags: Patch::Set((0..=MAX_TAGS).map(|n| n.to_string()).collect()),
+            tags: Some((0..=MAX_TAGS).map(|n| n.to_string()).collect()),
             ..GuideChanges::default()
         };
         assert_eq!(
@@ -593,12 +539,12 @@ mod tests {
     #[test]
     fn tags_keep_their_order_and_lose_repeats() {
         let changes = GuideChanges {
-            tags: Patch::Set(vec!["b".into(), "a".into(), "b".into()]),
+            tags: Some(vec!["b".into(), "a".into(), "b".into()]),
             ..GuideChanges::default()
         };
         assert_eq!(
             changes.check_patch().unwrap().tags,
-            Patch::Set(vec!["b".to_owned(), "a".to_owned()])
+            Some(vec!["b".to_owned(), "a".to_owned()])
         );
     }
 
@@ -609,7 +555,7 @@ mod tests {
             [("body".to_owned(), "empty")]
         );
         let blank = GuideChanges {
-            name: Patch::Set("  ".into()),
+            name: Some("  ".into()),
             ..GuideChanges::default()
         };
         assert_eq!(fields(blank.check_patch()), [("name".to_owned(), "blank")]);
@@ -620,17 +566,17 @@ mod tests {
         let input = NewGuideInput {
             deck_id: None,
             fields: GuideChanges {
-                is_archived: Patch::Set(true),
+                is_archived: Some(true),
                 ..GuideChanges::default()
             },
             matchups: vec![
                 MatchupChanges {
-                    opponent_deck_name: Patch::Set("Burn".into()),
+                    opponent_deck_name: Some("Burn".into()),
                     ..MatchupChanges::default()
                 },
                 MatchupChanges {
-                    difficulty: Patch::Set("IMPOSSIBLE".into()),
-                    special_card_overrides: Patch::Set(vec![OverrideInput {
+                    difficulty: Some("IMPOSSIBLE".into()),
+                    special_card_overrides: Some(vec![OverrideInput {
                         special_card_type: "sideways".into(),
                         card_id: "c".into(),
                         card_name: "Card".into(),
@@ -666,12 +612,12 @@ mod tests {
         let input = NewGuideInput {
             deck_id: Some(uuid::Uuid::nil().to_string()),
             fields: GuideChanges {
-                name: Patch::Set("Plan".into()),
+                name: Some("Plan".into()),
                 ..GuideChanges::default()
             },
             matchups: vec![MatchupChanges {
-                opponent_deck_name: Patch::Set("Burn".into()),
-                special_card_overrides: Patch::Set(vec![OverrideInput {
+                opponent_deck_name: Some("Burn".into()),
+                special_card_overrides: Some(vec![OverrideInput {
                     special_card_type: "in".into(),
                     card_id: "c1".into(),
                     card_name: "Card".into(),
@@ -692,9 +638,9 @@ mod tests {
     #[test]
     fn matchup_patches_check_enums_and_ranges() {
         let changes = MatchupChanges {
-            difficulty: Patch::Set("very_easy".into()),
-            sort_order: Patch::Set(-1),
-            opponent_archetype: Patch::Set(Some("a".repeat(101))),
+            difficulty: Some("very_easy".into()),
+            sort_order: Some(-1),
+            opponent_archetype: Patch::Set("a".repeat(101)),
             ..MatchupChanges::default()
         };
         assert_eq!(
@@ -711,13 +657,13 @@ mod tests {
         );
         let every = Difficulty::ALL.map(|difficulty| {
             MatchupChanges {
-                difficulty: Patch::Set(difficulty.as_str().into()),
+                difficulty: Some(difficulty.as_str().into()),
                 ..MatchupChanges::default()
             }
             .check_patch()
             .unwrap()
             .difficulty
         });
-        assert_eq!(every, Difficulty::ALL.map(Patch::Set));
+        assert_eq!(every, Difficulty::ALL.map(Some));
     }
 }

@@ -11,7 +11,7 @@ pub use changes::{
     GuideChanges, MAX_CARD_ID, MAX_DESCRIPTION, MAX_FORMAT, MAX_MATCHUP_NOTES,
     MAX_MATCHUPS_PER_REQUEST, MAX_NAME, MAX_NOTES, MAX_OPPONENT_ARCHETYPE, MAX_OPPONENT_DECK_NAME,
     MAX_OVERRIDES, MAX_SORT_ORDER, MAX_TAG, MAX_TAGS, MAX_THUMBNAIL, MAX_YOUTUBE_URL,
-    MatchupChanges, NewGuideInput, OverrideInput, Patch,
+    MatchupChanges, NewGuideInput, OverrideInput,
 };
 pub use model::{
     AttachedDeck, CardOverride, Difficulty, GuideContent, GuideDetail, GuideId, Matchup,

@@ -191,7 +191,7 @@ impl SideboardGuideService {
         let owner = self.owned(principal, game, id).await?;
         let now = self.system.clock.now();
         let reviser: GuideReviser = Box::new(move |guide: &SideboardGuide| {
-            let is_archived = checked.is_archived.clone().or(guide.is_archived);
+            let is_archived = checked.is_archived.unwrap_or(guide.is_archived);
             GuideRevision {
                 content: checked.apply(guide.content.clone()),
                 is_archived,
@@ -364,7 +364,6 @@ mod tests {
     use crate::decks::{Author, DeckContent, DeckSummary, Provenance, Visibility};
     use crate::identity::{GameScopes, Lane, PartnerRef, Scopes, Tier, Username};
     use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
-    use crate::sideboards::changes::Patch;
     use crate::sideboards::model::{AttachedDeck, GuideContent, PrimaryDeckSummary};
     use crate::sideboards::ports::MockSideboardGuideRepository;
 
@@ -528,7 +527,7 @@ mod tests {
         NewGuideInput {
             deck_id: Some(Uuid::from_u128(deck).to_string()),
             fields: GuideChanges {
-                name: Patch::Set("Plan".into()),
+                name: Some("Plan".into()),
                 ..GuideChanges::default()
             },
             matchups: vec![],
@@ -659,7 +658,7 @@ mod tests {
             .returning(|_| Ok(Some(guide(alice(), Visibility::Public))));
         guides.expect_revise().never();
         let changes = GuideChanges {
-            is_archived: Patch::Set(true),
+            is_archived: Some(true),
             ..GuideChanges::default()
         };
         let result = futures_executor::block_on(service(guides, MockDeckRepository::new()).update(
@@ -692,8 +691,8 @@ mod tests {
             })
         });
         let changes = GuideChanges {
-            name: Patch::Set("Renamed".into()),
-            is_archived: Patch::Set(true),
+            name: Some("Renamed".into()),
+            is_archived: Some(true),
             ..GuideChanges::default()
         };
         let result = futures_executor::block_on(service(guides, MockDeckRepository::new()).update(
@@ -710,8 +709,8 @@ mod tests {
         let mut guides = MockSideboardGuideRepository::new();
         guides.expect_find().never();
         let changes = GuideChanges {
-            name: Patch::Set(String::new()),
-            tags: Patch::Set(vec![String::new()]),
+            name: Some(String::new()),
+            tags: Some(vec![String::new()]),
             ..GuideChanges::default()
         };
         let error = futures_executor::block_on(service(guides, MockDeckRepository::new()).update(
@@ -813,7 +812,7 @@ mod tests {
         let service = service(guides, MockDeckRepository::new());
         let id = GuideId(Uuid::from_u128(100));
         let changes = MatchupChanges {
-            opponent_deck_name: Patch::Set("Burn".into()),
+            opponent_deck_name: Some("Burn".into()),
             ..MatchupChanges::default()
         };
         let added =

@@ -21,12 +21,12 @@ use deckhand_domain::decks::{
     CardLineInput, Deck, DeckChanges, DeckListing, DeckVersion, FeaturedInput, FeaturedSlot,
     HistoryType,
 };
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::body::json_or_text;
+use crate::body::{json_or_text, nullable};
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
@@ -185,16 +185,6 @@ impl From<&DeckVersion> for DeckVersionDto {
             },
         }
     }
-}
-
-/// A present field, even `null`: `Some(None)` clears, absent leaves alone. An empty string
-/// clears too, which is how form and multipart bodies say `null`.
-fn nullable<'de, D: Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<Option<String>>, D::Error> {
-    Ok(Some(
-        Option::<String>::deserialize(deserializer)?.filter(|value| !value.is_empty()),
-    ))
 }
 
 /// A card line of a deck write (the contract's "Cards on decks").

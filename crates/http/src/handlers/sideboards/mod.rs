@@ -15,15 +15,15 @@ use deckhand_domain::decks::{DeckId, Page};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::sideboards::{
     CardOverride, GuideChanges, GuideDetail, GuideFilters, GuideListRequest, GuideSort, Matchup,
-    MatchupChanges, NewGuideInput, OverrideInput, Patch, SideboardGuide,
+    MatchupChanges, NewGuideInput, OverrideInput, SideboardGuide,
 };
 use deckhand_domain::validation::{FieldViolation, Violations};
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::body::json_or_text;
+use crate::body::{json_or_text, nullable, present};
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::handlers::decks::list::{instant, uuid};
 use crate::pagination::{ListOptions, Paginated};
@@ -231,13 +231,6 @@ impl From<&GuideDetail> for GuideDetailDto {
     }
 }
 
-/// A present nullable field: `null` (or an empty form value) clears it.
-fn nullable<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Patch<Option<String>>, D::Error> {
-    Ok(Patch::Set(
-        Option::<String>::deserialize(deserializer)?.filter(|value| !value.is_empty()),
-    ))
-}
-
 /// The body of a guide create and PATCH; the same DTO from JSON, form and multipart. Absent
 /// fields stay as they are (on create: their defaults).
 #[derive(Debug, Default, Deserialize, ToSchema)]
@@ -246,44 +239,37 @@ pub struct GuideBody {
     /// Create only, required: the primary deck, one of the caller's decks of this game.
     deck_id: Option<String>,
     /// 1 to 255 characters; required on create.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    name: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    name: Option<String>,
     /// At most 500000 characters.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    description: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    description: Option<String>,
     /// At most 500000 characters.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    notes: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    notes: Option<String>,
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    visibility: Patch<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
+    visibility: Option<Vec<String>>,
     /// At most 50 tags of 1 to 50 characters; repeats are dropped.
-    #[serde(default)]
-    #[schema(value_type = Option<Vec<String>>)]
-    tags: Patch<Vec<String>>,
+    #[serde(default, deserialize_with = "present")]
+    tags: Option<Vec<String>>,
     /// A plain string of at most 50 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
-    format: Patch<Option<String>>,
+    format: Option<Option<String>>,
     /// At most 255 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
-    thumbnail: Patch<Option<String>>,
+    thumbnail: Option<Option<String>>,
     /// At most 500 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
-    youtube_url: Patch<Option<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<bool>)]
-    premium: Patch<bool>,
+    youtube_url: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    premium: Option<bool>,
     /// PATCH only: true archives (out of lists, and off its decks' `hasSideboardGuide`).
-    #[serde(default)]
-    #[schema(value_type = Option<bool>)]
-    is_archived: Patch<bool>,
+    #[serde(default, deserialize_with = "present")]
+    is_archived: Option<bool>,
     /// Create only: the first matchups, at most 100; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
     matchups: Option<Vec<MatchupBody>>,
@@ -297,9 +283,9 @@ impl GuideBody {
             notes: self.notes,
             visibility: self.visibility,
             tags: self.tags,
-            format: self.format,
-            thumbnail: self.thumbnail,
-            youtube_url: self.youtube_url,
+            format: self.format.into(),
+            thumbnail: self.thumbnail.into(),
+            youtube_url: self.youtube_url.into(),
             premium: self.premium,
             is_archived: self.is_archived,
         };
@@ -371,38 +357,31 @@ pub struct CardOverrideBody {
 #[serde(deny_unknown_fields)]
 pub struct MatchupBody {
     /// 1 to 255 characters; required on create.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    opponent_deck_name: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    opponent_deck_name: Option<String>,
     /// At most 100 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
-    opponent_archetype: Patch<Option<String>>,
+    opponent_archetype: Option<Option<String>>,
     /// `VERY_EASY`, `EASY`, `MEDIUM` (default), `HARD` or `VERY_HARD`.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    difficulty: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    difficulty: Option<String>,
     /// At most 50000 characters each.
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    notes: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    play_notes: Patch<String>,
-    #[serde(default)]
-    #[schema(value_type = Option<String>)]
-    draw_notes: Patch<String>,
+    #[serde(default, deserialize_with = "present")]
+    notes: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    play_notes: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    draw_notes: Option<String>,
     /// 0 to 100000 (default 0); matchups are shown by it, then by creation.
-    #[serde(default)]
-    #[schema(value_type = Option<i64>)]
-    sort_order: Patch<i64>,
+    #[serde(default, deserialize_with = "present")]
+    sort_order: Option<i64>,
     /// At most 255 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
-    thumbnail: Patch<Option<String>>,
-    #[serde(default)]
-    #[schema(value_type = Option<bool>)]
-    is_featured: Patch<bool>,
+    thumbnail: Option<Option<String>>,
+    #[serde(default, deserialize_with = "present")]
+    is_featured: Option<bool>,
     /// Replaces the whole list; JSON text in form and multipart bodies. At most 100.
     #[serde(default, deserialize_with = "json_or_text")]
     special_card_overrides: Option<Vec<CardOverrideBody>>,
@@ -412,29 +391,26 @@ impl From<MatchupBody> for MatchupChanges {
     fn from(body: MatchupBody) -> Self {
         Self {
             opponent_deck_name: body.opponent_deck_name,
-            opponent_archetype: body.opponent_archetype,
+            opponent_archetype: body.opponent_archetype.into(),
             difficulty: body.difficulty,
             notes: body.notes,
             play_notes: body.play_notes,
             draw_notes: body.draw_notes,
             sort_order: body.sort_order,
-            thumbnail: body.thumbnail,
+            thumbnail: body.thumbnail.into(),
             is_featured: body.is_featured,
-            special_card_overrides: match body.special_card_overrides {
-                None => Patch::Keep,
-                Some(overrides) => Patch::Set(
-                    overrides
-                        .into_iter()
-                        .map(|card| OverrideInput {
-                            special_card_type: card.special_card_type,
-                            card_id: card.card_id,
-                            card_name: card.card_name,
-                            quantity: card.quantity,
-                            sort_order: card.sort_order,
-                        })
-                        .collect(),
-                ),
-            },
+            special_card_overrides: body.special_card_overrides.map(|overrides| {
+                overrides
+                    .into_iter()
+                    .map(|card| OverrideInput {
+                        special_card_type: card.special_card_type,
+                        card_id: card.card_id,
+                        card_name: card.card_name,
+                        quantity: card.quantity,
+                        sort_order: card.sort_order,
+                    })
+                    .collect()
+            }),
         }
     }
 }
