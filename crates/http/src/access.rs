@@ -10,11 +10,11 @@ use actix_web::{Error, FromRequest, HttpRequest, web};
 use deckhand_domain::catalog::{Game, GameNotFound};
 use deckhand_domain::decks::DeckId;
 use deckhand_domain::identity::{AccessRule, Principal, Scope};
+use deckhand_domain::sideboards::{GuideId, MatchupId};
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use utoipa::IntoParams;
-use uuid::Uuid;
 
 use crate::auth::authenticate;
 use crate::error::ApiError;
@@ -85,7 +85,8 @@ pub(crate) struct GuidePath {
     /// Game slug.
     game: String,
     /// Sideboard guide id.
-    pub(crate) id: Uuid,
+    #[param(value_type = Uuid)]
+    pub(crate) id: GuideId,
 }
 
 /// The path of an attached deck of a guide.
@@ -95,9 +96,11 @@ pub(crate) struct GuideDeckPath {
     /// Game slug.
     game: String,
     /// Sideboard guide id.
-    pub(crate) id: Uuid,
+    #[param(value_type = Uuid)]
+    pub(crate) id: GuideId,
     /// Attached deck id.
-    pub(crate) deck_id: Uuid,
+    #[param(value_type = Uuid)]
+    pub(crate) deck_id: DeckId,
 }
 
 /// The path of a matchup of a guide.
@@ -107,9 +110,11 @@ pub(crate) struct MatchupPath {
     /// Game slug.
     game: String,
     /// Sideboard guide id.
-    pub(crate) id: Uuid,
+    #[param(value_type = Uuid)]
+    pub(crate) id: GuideId,
     /// Matchup id.
-    pub(crate) matchup_id: Uuid,
+    #[param(value_type = Uuid)]
+    pub(crate) matchup_id: MatchupId,
 }
 
 impl ScopedPath for GamePath {

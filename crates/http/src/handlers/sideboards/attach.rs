@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, post, web};
-use deckhand_domain::sideboards::GuideId;
 
 use super::AttachBody;
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
@@ -35,7 +34,7 @@ pub async fn attach_deck(
     state
         .services
         .sideboard_guides
-        .attach(&principal, &game, GuideId(path.id), &body.deck_id)
+        .attach(&principal, &game, path.id, &body.deck_id)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

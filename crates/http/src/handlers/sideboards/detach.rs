@@ -1,6 +1,4 @@
 use actix_web::{HttpResponse, delete, web};
-use deckhand_domain::decks::DeckId;
-use deckhand_domain::sideboards::GuideId;
 
 use crate::access::{GuideDeckPath, PathAccess, WriteSideboards};
 use crate::error::ApiError;
@@ -31,7 +29,7 @@ pub async fn detach_deck(
     state
         .services
         .sideboard_guides
-        .detach(&principal, &game, GuideId(path.id), DeckId(path.deck_id))
+        .detach(&principal, &game, path.id, path.deck_id)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, get, web};
-use deckhand_domain::sideboards::GuideId;
 
 use super::GuideDetailDto;
 use crate::access::{GuidePath, PathAccess, ReadSideboards};
@@ -30,7 +29,7 @@ pub async fn guide_detail(
     let detail = state
         .services
         .sideboard_guides
-        .get(&principal, &game, GuideId(path.id))
+        .get(&principal, &game, path.id)
         .await?;
     Ok(HttpResponse::Ok().json(GuideDetailDto::from(&detail)))
 }

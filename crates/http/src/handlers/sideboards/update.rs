@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, patch, web};
-use deckhand_domain::sideboards::GuideId;
 
 use super::{GuideBody, GuideDetailDto};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
@@ -35,7 +34,7 @@ pub async fn update_guide(
     let detail = state
         .services
         .sideboard_guides
-        .update(&principal, &game, GuideId(path.id), body.into_patch()?)
+        .update(&principal, &game, path.id, body.into_patch()?)
         .await?;
     Ok(HttpResponse::Ok().json(GuideDetailDto::from(&detail)))
 }

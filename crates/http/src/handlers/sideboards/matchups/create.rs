@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, post, web};
-use deckhand_domain::sideboards::GuideId;
 
 use super::super::{MatchupBody, MatchupDto};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
@@ -34,7 +33,7 @@ pub async fn create_matchup(
     let matchup = state
         .services
         .sideboard_guides
-        .add_matchup(&principal, &game, GuideId(path.id), body.into())
+        .add_matchup(&principal, &game, path.id, body.into())
         .await?;
     Ok(HttpResponse::Created().json(MatchupDto::from(&matchup)))
 }

@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, delete, web};
-use deckhand_domain::sideboards::{GuideId, MatchupId};
 
 use crate::access::{MatchupPath, PathAccess, WriteSideboards};
 use crate::error::ApiError;
@@ -29,12 +28,7 @@ pub async fn delete_matchup(
     state
         .services
         .sideboard_guides
-        .delete_matchup(
-            &principal,
-            &game,
-            GuideId(path.id),
-            MatchupId(path.matchup_id),
-        )
+        .delete_matchup(&principal, &game, path.id, path.matchup_id)
         .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, patch, web};
-use deckhand_domain::sideboards::{GuideId, MatchupId};
 
 use super::super::{MatchupBody, MatchupDto};
 use crate::access::{MatchupPath, PathAccess, WriteSideboards};
@@ -34,13 +33,7 @@ pub async fn update_matchup(
     let matchup = state
         .services
         .sideboard_guides
-        .update_matchup(
-            &principal,
-            &game,
-            GuideId(path.id),
-            MatchupId(path.matchup_id),
-            body.into(),
-        )
+        .update_matchup(&principal, &game, path.id, path.matchup_id, body.into())
         .await?;
     Ok(HttpResponse::Ok().json(MatchupDto::from(&matchup)))
 }
