@@ -232,7 +232,7 @@ async fn schema_exists(schema: &str) -> bool {
 }
 
 #[tokio::test]
-async fn each_test_db_is_isolated_and_dropped_with_its_schema() {
+async fn each_test_db_is_isolated() {
     let (one, two) = (TestDb::new().await, TestDb::new().await);
     assert_ne!(one.schema(), two.schema());
     // The same username in both: neither sees the other's rows.
@@ -251,16 +251,91 @@ async fn each_test_db_is_isolated_and_dropped_with_its_schema() {
     assert_eq!(status.max_size, 4);
     assert!(status.size >= 1);
 
-    let schema = one.schema().to_owned();
-    assert!(schema_exists(&schema).await);
-    drop(one);
-    assert!(!schema_exists(&schema).await);
-
     // Plain SQL on the schema's URL lands in the schema too.
     let mut conn = AsyncPgConnection::establish(two.url()).await.unwrap();
     conn.batch_execute("SELECT username FROM users")
         .await
         .unwrap();
+}
+
+#[derive(QueryableByName)]
+struct Row {
+    #[diesel(sql_type = Text)]
+    value: String,
+}
+
+/// One text per row of `query` (whose column is named `value`), on the schema of `db`.
+async fn texts(db: &TestDb, query: &str) -> Vec<String> {
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    let rows: Vec<Row> = diesel_async::RunQueryDsl::load(diesel::sql_query(query), &mut conn)
+        .await
+        .unwrap();
+    rows.into_iter().map(|row| row.value).collect()
+}
+
+const GAME_NAMES: &str = "SELECT name AS value FROM games ORDER BY slug";
+
+/// Whichever schema the next test gets, recycled or new, it is as the migrations left it: the
+/// rows of the last test are gone, the reference data is whole.
+#[tokio::test]
+async fn the_next_test_gets_a_schema_as_migrated_even_after_a_test_changed_everything() {
+    let first = TestDb::new().await;
+    let migrated_games = texts(&first, GAME_NAMES).await;
+    assert_eq!(migrated_games.len(), 2, "{migrated_games:?}");
+    let alice = user("alice");
+    first.repositories().users.insert(&alice).await.unwrap();
+    let mut conn = AsyncPgConnection::establish(first.url()).await.unwrap();
+    conn.batch_execute(
+        "UPDATE games SET name = 'Renamed by a test'; \
+         ALTER TABLE games DISABLE TRIGGER games_changed",
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    drop(first);
+
+    let next = TestDb::new().await;
+    assert_eq!(texts(&next, GAME_NAMES).await, migrated_games);
+    assert_eq!(
+        texts(
+            &next,
+            "SELECT tgenabled::text AS value FROM pg_trigger WHERE tgname = 'games_changed' \
+                      AND tgrelid = 'games'::regclass"
+        )
+        .await,
+        ["O"]
+    );
+    assert_eq!(
+        next.repositories()
+            .users
+            .find_by_id(alice.id)
+            .await
+            .unwrap(),
+        None
+    );
+    next.repositories().users.insert(&alice).await.unwrap();
+}
+
+/// A failed test's schema is dropped with it, so nothing of a failure reaches another test.
+#[test]
+fn a_failed_tests_schema_is_dropped() {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let failed = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let db = TestDb::new().await;
+            sender.send(db.schema().to_owned()).unwrap();
+            panic!("a failing test");
+        })
+    })
+    .join();
+    assert!(failed.is_err());
+    let schema = receiver.recv().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    assert!(!runtime.block_on(schema_exists(&schema)));
 }
 
 /// The label of mtg's mainboard section as `repos` answers it.

@@ -2,6 +2,7 @@
 //! demand) and [`TestDb`], an isolated schema per test on it.
 
 mod cluster;
+mod recycle;
 mod sweep;
 
 use std::sync::OnceLock;
@@ -53,8 +54,10 @@ fn cannot_start(error: &anyhow::Error) -> String {
 /// server.
 ///
 /// Its URL and pool put the schema first on `search_path`, so the adapters see only its tables
-/// and tests run in parallel without sharing rows. Dropping it drops the schema; schemas that
-/// crashed runs left behind are swept by the next run (see [`sweep`]).
+/// and tests run in parallel without sharing rows. Dropping it after a passed test hands the
+/// schema on to the next test of the process, which gets it emptied (see [`recycle`]); after a
+/// failed one it drops the schema. Schemas that ended runs left behind are swept by a later
+/// run (see [`sweep`]).
 pub struct TestDb {
     schema: String,
     url: String,
@@ -72,27 +75,36 @@ impl TestDb {
     }
 
     async fn create() -> anyhow::Result<Self> {
-        let base = database_url();
         sweep::prepare_server().await?;
-        let schema = sweep::new_schema_name();
-        let url = schema_url(base, &schema)?;
-        AsyncPgConnection::establish(base)
+        let mut admin = AsyncPgConnection::establish(database_url())
             .await
             // Not the URL itself, which may hold a password.
-            .context("connecting to the test server")?
+            .context("connecting to the test server")?;
+        if let Some(schema) = recycle::take(&mut admin).await {
+            return Self::open(schema).await;
+        }
+        let schema = sweep::new_schema_name();
+        admin
             .batch_execute(&format!("CREATE SCHEMA {schema}"))
             .await
             .context("creating the test schema")?;
-        let db = Self {
-            pool: deckhand_postgres::connect(&url, POOL_SIZE).await?,
-            schema,
-            url,
-        };
         // From here on, a failure drops `db` and with it the schema.
+        let db = Self::open(schema).await?;
         deckhand_postgres::run_migrations(&db.url)
             .await
             .context("migrating the test schema")?;
+        recycle::remember_migrated(&mut admin, &db.schema).await?;
         Ok(db)
+    }
+
+    /// A pool on an existing schema.
+    async fn open(schema: String) -> anyhow::Result<Self> {
+        let url = schema_url(database_url(), &schema)?;
+        Ok(Self {
+            pool: deckhand_postgres::connect(&url, POOL_SIZE).await?,
+            schema,
+            url,
+        })
     }
 
     /// A pool on the schema.
@@ -119,27 +131,35 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         self.pool.close();
-        let schema = self.schema.clone();
-        // Drop cannot await, and may run inside the test's runtime, which cannot be blocked
-        // on: drop the schema from a thread with a runtime of its own.
-        let dropped = std::thread::spawn(move || -> anyhow::Result<()> {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            runtime.block_on(async {
-                let mut conn = AsyncPgConnection::establish(database_url()).await?;
-                conn.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-                    .await?;
-                Ok(())
-            })
-        })
-        .join();
-        // Never panic in Drop: a leftover schema costs nothing but space in a throwaway server.
-        match dropped {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => eprintln!("could not drop test schema {}: {error:#}", self.schema),
-            Err(_) => eprintln!("dropping test schema {} panicked", self.schema),
+        // A passed test's schema serves the next test; a failed one's goes with the failure.
+        if std::thread::panicking() {
+            drop_schema(&self.schema);
+        } else {
+            recycle::give_back(self.schema.clone());
         }
+    }
+}
+
+/// Drops `schema` from a thread with a runtime of its own: Drop cannot await, and may run
+/// inside the test's runtime, which cannot be blocked on.
+fn drop_schema(schema: &str) {
+    let statement = format!("DROP SCHEMA {schema} CASCADE");
+    let dropped = std::thread::spawn(move || -> anyhow::Result<()> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let mut conn = AsyncPgConnection::establish(database_url()).await?;
+            conn.batch_execute(&statement).await?;
+            Ok(())
+        })
+    })
+    .join();
+    // Never panic in Drop: a leftover schema costs nothing but space in a throwaway server.
+    match dropped {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => eprintln!("could not drop test schema {schema}: {error:#}"),
+        Err(_) => eprintln!("dropping test schema {schema} panicked"),
     }
 }
 

@@ -1,14 +1,10 @@
-//! Names of test schemas, and the sweep of schemas that crashed runs left behind.
+//! Names of test schemas, and the sweep of schemas that ended test processes left behind.
 //!
 //! Schema names carry their creation time (`test_<unix seconds>_<random>`), so the first test
-//! of a process can drop the schemas of crashed runs: those older than [`STALE_AFTER`] that no
+//! of a process can drop the schemas of ended processes: those older than [`STALE_AFTER`] that no
 //! connection uses (every connection of a test schema names it as its `application_name`).
-//! A local cluster is reused from run to run, so without this they would pile up.
-//!
-//! Why each schema is migrated rather than copied from a template: a template schema migrated
-//! once and replayed into each test schema from its `pg_dump` was built and measured, and was
-//! no faster, since creating the tables and indexes costs the server the same whether the SQL
-//! comes from the migrations or from a dump (see `docs/benchmarks.md`, "Test schemas").
+//! A local cluster is reused from run to run, so without this they would pile up; they include
+//! the few schemas each test process keeps for recycling (see [`super::recycle`]) when it ends.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -20,7 +16,7 @@ use tokio::sync::OnceCell;
 
 use super::database_url;
 
-/// A test schema no connection uses and older than this is left over from a crashed run.
+/// A test schema no connection uses and older than this is left over from an ended process.
 const STALE_AFTER: Duration = Duration::from_secs(60 * 60);
 
 /// Advisory lock key serialising extension creation across test processes.
@@ -73,7 +69,7 @@ struct Unused {
     name: String,
 }
 
-/// Drops the test schemas of crashed runs. Best effort: a failure only leaves them for later.
+/// Drops the test schemas of ended processes. Best effort: a failure only leaves them for later.
 async fn sweep(admin: &mut AsyncPgConnection) {
     // Every connection of a test schema names it as its `application_name`.
     let unused: Vec<Unused> = match diesel_async::RunQueryDsl::load(
