@@ -312,11 +312,14 @@ mod tests {
     const URI: &str = "https://api.example.com/api/public/v1/_probe/user";
     const TOKEN: &str = "dh_at_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
 
+    /// Signs bytes with a test key.
+    type SignFn = Box<dyn Fn(&[u8]) -> Vec<u8>>;
+
     /// A test signer: the key's public JWK and a function signing bytes with it.
     struct Signer {
         alg: &'static str,
         jwk: Value,
-        sign: Box<dyn Fn(&[u8]) -> Vec<u8>>,
+        sign: SignFn,
     }
 
     fn b64(bytes: &[u8]) -> String {
