@@ -2300,9 +2300,18 @@ async fn started_grant(
     client: &OAuthClient,
     owner: &User,
 ) -> anyhow::Result<(Grant, IssuedTokens)> {
+    start_grant(repos, client, owner, grant_for(client, owner)).await
+}
+
+/// [`started_grant`] of this grant.
+async fn start_grant(
+    repos: &Repositories,
+    client: &OAuthClient,
+    owner: &User,
+    grant: Grant,
+) -> anyhow::Result<(Grant, IssuedTokens)> {
     let code = code_for(client, owner);
     repos.oauth.insert_code(&code).await?;
-    let grant = grant_for(client, owner);
     let tokens = tokens_for(&grant);
     let redeemed = repos
         .oauth
@@ -2697,17 +2706,11 @@ pub async fn sessions_round_trip_with_their_user(repos: &Repositories) -> Outcom
 
 pub async fn a_bound_grant_keeps_its_key_thumbprint(repos: &Repositories) -> Outcome {
     let (alice, _, client) = oauth_setup(repos).await?;
-    let code = code_for(&client, &alice);
-    repos.oauth.insert_code(&code).await?;
-    let grant = Grant {
+    let bound = Grant {
         jkt: Some(JKT.into()),
         ..grant_for(&client, &alice)
     };
-    let tokens = tokens_for(&grant);
-    repos
-        .oauth
-        .redeem_code(&code.code_hash, now(), &grant, &tokens)
-        .await?;
+    let (grant, tokens) = start_grant(repos, &client, &alice, bound).await?;
     let (_, context) = repos
         .oauth
         .find_access_token(&tokens.access.token_hash)
