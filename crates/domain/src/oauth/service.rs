@@ -793,6 +793,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_refresh_must_fit_the_grants_dpop_binding() {
+        let proof = |jkt: &str| CheckedProof {
+            jkt: jkt.into(),
+            jti: "j".into(),
+        };
+        assert!(check_binding(None, None).is_ok());
+        assert!(check_binding(Some("key"), Some(&proof("key"))).is_ok());
+        for (bound, presented) in [
+            (Some("key"), None),
+            (Some("key"), Some(proof("other"))),
+            (None, Some(proof("key"))),
+        ] {
+            assert!(
+                matches!(
+                    check_binding(bound, presented.as_ref()),
+                    Err(TokenError::InvalidDpopProof(_))
+                ),
+                "{bound:?} {presented:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_decoy_hash_parses_and_matches_nothing() {
         assert!(!verify_password("", DECOY_PASSWORD_HASH).unwrap());
         assert!(!verify_password("password", DECOY_PASSWORD_HASH).unwrap());
