@@ -5,6 +5,7 @@
 
 mod catalog;
 mod decks;
+mod dpop;
 mod export;
 mod guides;
 mod oauth;

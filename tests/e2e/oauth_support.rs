@@ -266,7 +266,7 @@ pub async fn approve(app: &TestApp, query: &[(String, String)]) -> String {
     )
     .await;
     let params = location_params(&response);
-    assert_eq!(param(&params, "iss"), Some(app.base_url.as_str()));
+    assert_eq!(param(&params, "iss"), Some(app.public_url.as_str()));
     param(&params, "code").expect("a code").to_owned()
 }
 
@@ -285,7 +285,21 @@ pub async fn post_form(
     basic: Option<(&str, &str)>,
     form: &[(&str, &str)],
 ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    post_form_with(app, path, basic, form, &[]).await
+}
+
+/// [`post_form`] with extra headers (a `DPoP` proof, say).
+pub async fn post_form_with(
+    app: &TestApp,
+    path: &str,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> (StatusCode, reqwest::header::HeaderMap, Value) {
     let mut request = browserless().post(app.api(path)).form(form);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
     if let Some((id, secret)) = basic {
         request = request.basic_auth(id, Some(secret));
     }

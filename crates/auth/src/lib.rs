@@ -1,8 +1,10 @@
 //! Pure credential code: minting and hashing of opaque tokens, PKCE, password hashing, the partner
-//! request signature (HMAC canonical string), sealing of secrets at rest (AES-256-GCM) and the
-//! randomness they need. It owns the *form* of every secret Deckhand hands out; it must never
-//! know where secrets are stored or how requests carry them.
+//! request signature (HMAC canonical string), sealing of secrets at rest (AES-256-GCM), the
+//! randomness they need, and the checks of DPoP proofs (RFC 9449) with the RFC 7638 key
+//! thumbprint. It owns the *form* of every secret Deckhand hands out; it must never know where
+//! secrets are stored or how requests carry them.
 
+mod dpop;
 mod mac;
 mod password;
 mod pkce;
@@ -11,6 +13,10 @@ mod seal;
 mod signature;
 mod token;
 
+pub use dpop::{
+    CheckedProof, DPOP_ALGS, IAT_WINDOW_SECS, MAX_PROOF_LEN, ProofError, ProofTarget,
+    access_token_hash, check_proof, jwk_thumbprint, normalize_htu,
+};
 pub use mac::hmac_sha256;
 pub use password::{PasswordError, hash_password, verify_password};
 pub use pkce::{is_valid_code_verifier, is_valid_s256_challenge, s256_challenge, verify_s256};

@@ -31,7 +31,7 @@ pub struct BodyDigest(pub [u8; 32]);
 pub const X_SIGNATURE: &str = "x-signature";
 
 /// A credential header that cannot be read as one value: it fails authentication.
-struct Unreadable;
+pub(crate) struct Unreadable;
 
 fn single_header(headers: &HeaderMap, name: &str) -> Result<Option<String>, Unreadable> {
     let mut values = headers.get_all(name);
@@ -47,21 +47,31 @@ fn single_header(headers: &HeaderMap, name: &str) -> Result<Option<String>, Unre
         .map_err(|_| Unreadable)
 }
 
+/// The `DPoP` proof header, if there is exactly one readable value (RFC 9449 §4.3: more than
+/// one is an error).
+pub(crate) fn dpop_header(headers: &HeaderMap) -> Result<Option<String>, Unreadable> {
+    single_header(headers, DPOP)
+}
+
+/// The header that carries a DPoP proof (RFC 9449).
+const DPOP: &str = "dpop";
+
 fn presented_credentials(headers: &HeaderMap) -> Result<PresentedCredentials, Unreadable> {
     Ok(PresentedCredentials {
         authorization: single_header(headers, AUTHORIZATION.as_str())?
             .map(|value| AuthorizationHeader::parse(&value)),
-        dpop_proof: single_header(headers, "dpop")?,
+        dpop_proof: dpop_header(headers)?,
         partner_id: single_header(headers, "x-partner-id")?,
         signature: single_header(headers, X_SIGNATURE)?,
         api_key: single_header(headers, "x-api-key")?,
     })
 }
 
-/// What a signature covers. The path and query come from the request line exactly as sent
-/// (percent-encoding kept). Without a digest from the gate the body counts as empty, which
-/// fails closed: a signature over a real body will not verify.
-fn request_facts(request: &HttpRequest) -> RequestFacts {
+/// What a signature covers and what a DPoP proof names. The path and query come from the
+/// request line exactly as sent (percent-encoding kept); the public URI is
+/// `DECKHAND_PUBLIC_URL` + that path. Without a digest from the gate the body counts as empty,
+/// which fails closed: a signature over a real body will not verify.
+fn request_facts(request: &HttpRequest, public_url: &str) -> RequestFacts {
     let body_sha256 = request
         .extensions()
         .get::<BodyDigest>()
@@ -71,7 +81,14 @@ fn request_facts(request: &HttpRequest) -> RequestFacts {
         path: request.uri().path().to_owned(),
         query: request.uri().query().unwrap_or("").to_owned(),
         body_sha256,
+        public_uri: public_uri(request, public_url),
     }
+}
+
+/// The URI a client addressed `request` to: `DECKHAND_PUBLIC_URL` + the path as sent. The
+/// host a proxy forwarded is never trusted for it.
+pub(crate) fn public_uri(request: &HttpRequest, public_url: &str) -> String {
+    format!("{public_url}{}", request.uri().path())
 }
 
 /// Authenticates `request` and leaves the [`Caller`] (and its name, for the log) in its
@@ -82,7 +99,7 @@ pub async fn authenticate(request: &HttpRequest, state: &HttpState) -> Result<Ca
     }
     let credentials = presented_credentials(request.headers())
         .map_err(|Unreadable| ApiError::authentication_failed())?;
-    let facts = request_facts(request);
+    let facts = request_facts(request, &state.config.public_url);
     let principal = state
         .services
         .identity

@@ -283,8 +283,9 @@ impl From<AuthError> for ApiError {
             ),
             AuthError::InvalidDpopProof(reason) => {
                 let challenge = format!(
-                    "DPoP error=\"invalid_dpop_proof\", error_description=\"{}\", algs=\"ES256 EdDSA\"",
-                    reason.replace(['"', '\\'], "'")
+                    "DPoP error=\"invalid_dpop_proof\", error_description=\"{}\", algs=\"{}\"",
+                    reason.replace(['"', '\\'], "'"),
+                    deckhand_auth::DPOP_ALGS,
                 );
                 let error = Self::authentication_failed();
                 match HeaderValue::from_str(&challenge) {

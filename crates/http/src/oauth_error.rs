@@ -20,7 +20,7 @@ pub struct OAuthError {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct OAuthErrorBody {
     /// `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`,
-    /// `unsupported_grant_type`, `invalid_scope` or `server_error`.
+    /// `unsupported_grant_type`, `invalid_scope`, `invalid_dpop_proof` or `server_error`.
     pub error: &'static str,
     pub error_description: String,
 }
@@ -36,6 +36,11 @@ impl OAuthError {
 
     pub fn invalid_request(description: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "invalid_request", description)
+    }
+
+    /// RFC 9449 §5: a bad proof at the token endpoint is a 400, never the resource server's 401.
+    pub fn invalid_dpop_proof(description: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_dpop_proof", description)
     }
 }
 
@@ -95,6 +100,7 @@ impl From<TokenError> for OAuthError {
                 error_text(&TokenError::UnsupportedGrantType),
             ),
             TokenError::InvalidScope(reason) => Self::new(bad, "invalid_scope", reason),
+            TokenError::InvalidDpopProof(reason) => Self::invalid_dpop_proof(reason),
             TokenError::Unexpected(error) => {
                 // Logged like every unexpected error, answered without internals; a store that
                 // cannot be reached is a 503 so clients retry.

@@ -43,6 +43,13 @@ impl Modify for SecuritySchemes {
             ),
         );
         components.add_security_scheme(
+            "DPoP",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "DPoP",
+                "A DPoP proof JWT (RFC 9449: typ dpop+jwt, alg ES256 or EdDSA, a public jwk, htm, htu, iat, jti and ath), sent with Authorization: DPoP <access token> for a token bound to the proof's key (see docs/oauth.md)",
+            ))),
+        );
+        components.add_security_scheme(
             "ApiKey",
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "X-Api-Key",

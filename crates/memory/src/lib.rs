@@ -14,9 +14,12 @@ mod oauth;
 mod partners;
 mod sideboards;
 
+use std::collections::{HashMap, VecDeque};
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deckhand_domain::ports::Repositories;
+use time::OffsetDateTime;
 
 /// Everything stored, one map per table.
 #[derive(Debug, Default)]
@@ -37,6 +40,46 @@ impl Store {
         // Every section under the lock leaves the state consistent before anything that could
         // panic, so a poisoned lock still guards valid data.
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Single-use records with an expiry (signature replays, DPoP proof ids). Lookups judge expiry
+/// themselves; the queue, in insertion order, lets each insert prune what has expired from the
+/// front in amortised constant time instead of scanning every record.
+#[derive(Debug)]
+struct ReplayRecords<K> {
+    live: HashMap<K, OffsetDateTime>,
+    queue: VecDeque<(OffsetDateTime, K)>,
+}
+
+impl<K> Default for ReplayRecords<K> {
+    fn default() -> Self {
+        Self {
+            live: HashMap::new(),
+            queue: VecDeque::new(),
+        }
+    }
+}
+
+impl<K: Eq + Hash + Clone> ReplayRecords<K> {
+    /// Records `key` until `expires_at`: true when it was not recorded (or only by a record
+    /// expired at `now`), false for a replay.
+    fn record_once(&mut self, key: K, now: OffsetDateTime, expires_at: OffsetDateTime) -> bool {
+        while let Some((expiry, _)) = self.queue.front()
+            && *expiry <= now
+        {
+            if let Some((expiry, key)) = self.queue.pop_front()
+                && self.live.get(&key) == Some(&expiry)
+            {
+                self.live.remove(&key);
+            }
+        }
+        if self.live.get(&key).is_some_and(|expiry| *expiry > now) {
+            return false;
+        }
+        self.live.insert(key.clone(), expires_at);
+        self.queue.push_back((expires_at, key));
+        true
     }
 }
 

@@ -25,6 +25,8 @@ pub(crate) struct Tables {
     refresh_tokens: HashMap<TokenHash, RefreshToken>,
     access_tokens: HashMap<TokenHash, AccessToken>,
     sessions: HashMap<TokenHash, Session>,
+    /// Spent DPoP proof ids by key thumbprint, until they expire.
+    dpop_proofs: crate::ReplayRecords<(String, [u8; 32])>,
 }
 
 pub(crate) struct MemoryOAuth(pub(crate) Store);
@@ -200,6 +202,20 @@ impl OAuthRepository for MemoryOAuth {
             token.revoked_at.get_or_insert(at);
         }
         Ok(())
+    }
+
+    async fn record_dpop_proof_once(
+        &self,
+        jkt: &str,
+        jti_hash: &[u8; 32],
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        Ok(self.0.lock().oauth.dpop_proofs.record_once(
+            (jkt.to_owned(), *jti_hash),
+            now,
+            expires_at,
+        ))
     }
 
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()> {

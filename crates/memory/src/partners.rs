@@ -20,7 +20,7 @@ pub(crate) struct Tables {
     partners: HashMap<PartnerSlug, Partner>,
     api_keys: HashMap<ApiKeyId, ApiKey>,
     api_key_by_hash: HashMap<TokenHash, ApiKeyId>,
-    signature_replays: HashMap<(PartnerSlug, [u8; 32]), OffsetDateTime>,
+    signature_replays: crate::ReplayRecords<(PartnerSlug, [u8; 32])>,
 }
 
 impl Tables {
@@ -128,16 +128,10 @@ impl SignatureReplayRepository for MemorySignatureReplays {
         now: OffsetDateTime,
         expires_at: OffsetDateTime,
     ) -> anyhow::Result<bool> {
-        let mut state = self.0.lock();
-        let replays = &mut state.partners.signature_replays;
-        // Pruning under the same lock keeps the map as small as the live window.
-        replays.retain(|_, expiry| *expiry > now);
-        match replays.entry((partner.clone(), *signature_hash)) {
-            Entry::Occupied(_) => Ok(false),
-            Entry::Vacant(slot) => {
-                slot.insert(expires_at);
-                Ok(true)
-            }
-        }
+        Ok(self.0.lock().partners.signature_replays.record_once(
+            (partner.clone(), *signature_hash),
+            now,
+            expires_at,
+        ))
     }
 }

@@ -18,6 +18,7 @@ mod oauth;
 mod partners;
 mod pats;
 mod pool;
+mod replays;
 mod schema;
 mod scopes;
 mod sideboards;

@@ -23,6 +23,7 @@ use uuid::Uuid;
 use crate::error;
 use crate::partners::PartnerRow;
 use crate::pool::{Pool, checkout};
+use crate::replays::ReplayTable;
 use crate::schema::{
     oauth_access_tokens as access_tokens, oauth_authorization_codes as codes,
     oauth_clients as clients, oauth_grants as grants, oauth_refresh_tokens as refresh_tokens,
@@ -32,6 +33,12 @@ use crate::scopes::stored_scopes;
 use crate::users::UserRow;
 
 const CLIENTS_PARTNER_FKEY: &str = "oauth_clients_partner_slug_fkey";
+
+const DPOP_PROOFS: ReplayTable = ReplayTable {
+    name: "dpop_proofs",
+    owner_column: "jkt",
+    hash_column: "jti_hash",
+};
 
 pub(crate) struct PgOAuthRepository {
     pub(crate) pool: Pool,
@@ -557,6 +564,19 @@ impl OAuthRepository for PgOAuthRepository {
         .map_err(error::query)
         .context("revoking an access token")?;
         Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn record_dpop_proof_once(
+        &self,
+        jkt: &str,
+        jti_hash: &[u8; 32],
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        DPOP_PROOFS
+            .record_once(&self.pool, jkt, jti_hash, now, expires_at)
+            .await
     }
 
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()> {

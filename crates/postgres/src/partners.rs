@@ -9,19 +9,16 @@ use deckhand_domain::identity::ports::{
 };
 use deckhand_domain::identity::{ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, Tier, UserId};
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Bytea, Text, Timestamptz};
+use diesel::sql_types::Timestamptz;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::error;
 use crate::pool::{Pool, checkout};
+use crate::replays::ReplayTable;
 use crate::schema::{partner_api_keys as keys, partners};
 use crate::scopes::stored_scopes;
-
-/// How many expired replay records each insert deletes: more than one, so the table shrinks
-/// back after a burst, and few enough that the insert stays cheap.
-const PRUNE_PER_INSERT: i64 = 8;
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = partners, check_for_backend(diesel::pg::Pg))]
@@ -247,11 +244,11 @@ pub(crate) struct PgSignatureReplayRepository {
     pub(crate) pool: Pool,
 }
 
-#[derive(QueryableByName)]
-struct Recorded {
-    #[diesel(sql_type = Bool)]
-    recorded: bool,
-}
+const SIGNATURE_REPLAYS: ReplayTable = ReplayTable {
+    name: "partner_signature_replays",
+    owner_column: "partner_slug",
+    hash_column: "signature_hash",
+};
 
 #[async_trait]
 impl SignatureReplayRepository for PgSignatureReplayRepository {
@@ -263,36 +260,14 @@ impl SignatureReplayRepository for PgSignatureReplayRepository {
         now: OffsetDateTime,
         expires_at: OffsetDateTime,
     ) -> anyhow::Result<bool> {
-        let mut conn = checkout(&self.pool).await?;
-        // One statement, so two instances racing on one signature cannot both win: the
-        // primary key decides. A record that has expired is taken over (DO UPDATE ... WHERE),
-        // and a few expired rows of anyone are pruned on the way; SKIP LOCKED keeps concurrent
-        // inserts from waiting on each other's pruning.
-        let rows: Vec<Recorded> = diesel::sql_query(
-            "WITH pruned AS (
-                 DELETE FROM partner_signature_replays
-                 WHERE ctid = ANY (ARRAY(
-                     SELECT ctid FROM partner_signature_replays
-                     WHERE expires_at <= $3
-                     LIMIT $5
-                     FOR UPDATE SKIP LOCKED))
-             )
-             INSERT INTO partner_signature_replays (partner_slug, signature_hash, expires_at)
-             VALUES ($1, $2, $4)
-             ON CONFLICT (partner_slug, signature_hash) DO UPDATE
-                 SET expires_at = EXCLUDED.expires_at
-                 WHERE partner_signature_replays.expires_at <= $3
-             RETURNING true AS recorded",
-        )
-        .bind::<Text, _>(partner.as_str())
-        .bind::<Bytea, _>(signature_hash.as_slice())
-        .bind::<Timestamptz, _>(now)
-        .bind::<Timestamptz, _>(expires_at)
-        .bind::<diesel::sql_types::BigInt, _>(PRUNE_PER_INSERT)
-        .load(&mut conn)
-        .await
-        .map_err(error::query)
-        .context("recording a partner signature")?;
-        Ok(rows.iter().any(|row| row.recorded))
+        SIGNATURE_REPLAYS
+            .record_once(
+                &self.pool,
+                partner.as_str(),
+                signature_hash,
+                now,
+                expires_at,
+            )
+            .await
     }
 }

@@ -190,6 +190,14 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    dpop_proofs (jkt, jti_hash) {
+        jkt -> Text,
+        jti_hash -> Bytea,
+        expires_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(partner_api_keys -> partners (partner_slug));
 diesel::allow_tables_to_appear_in_same_query!(partners, partner_api_keys);
 

@@ -19,7 +19,11 @@ use serde_json::Value;
 use crate::db::TestDb;
 
 pub struct TestApp {
+    /// Where the server listens.
     pub base_url: String,
+    /// `DECKHAND_PUBLIC_URL`: the base URL unless the builder set another (instances behind
+    /// one load balancer share it).
+    pub public_url: String,
     pub client: reqwest::Client,
     pub services: Services,
     server: ServerHandle,
@@ -40,6 +44,7 @@ pub struct TestAppBuilder {
     store: Store,
     clock: Option<Arc<dyn Clock>>,
     rate_limits: Option<BTreeMap<String, u32>>,
+    public_url: Option<String>,
 }
 
 impl TestAppBuilder {
@@ -56,6 +61,13 @@ impl TestAppBuilder {
 
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
+        self
+    }
+
+    /// `DECKHAND_PUBLIC_URL`, as for several instances behind one load balancer (default: the
+    /// server's own address).
+    pub fn public_url(mut self, public_url: &str) -> Self {
+        self.public_url = Some(public_url.to_owned());
         self
     }
 
@@ -80,7 +92,7 @@ impl TestAppBuilder {
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        let app = TestApp::serve(repositories, system, self.rate_limits, db);
+        let app = TestApp::serve(repositories, system, self.rate_limits, self.public_url, db);
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
             .await
@@ -95,6 +107,7 @@ impl TestApp {
             store,
             clock: None,
             rate_limits: Some(HttpConfig::default_rate_limits()),
+            public_url: None,
         }
     }
 
@@ -110,16 +123,18 @@ impl TestApp {
         repositories: Repositories,
         system: SystemPorts,
         rate_limits: Option<BTreeMap<String, u32>>,
+        public_url: Option<String>,
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
+        let public_url = public_url.unwrap_or_else(|| base_url.clone());
         let settings = deckhand::service_settings(None).expect("a random secret key");
         let services = Services::new(repositories, system, settings);
         let config = HttpConfig {
             rate_limits,
-            ..HttpConfig::new(base_url.clone())
+            ..HttpConfig::new(public_url.clone())
         };
         let state =
             deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
@@ -128,6 +143,7 @@ impl TestApp {
         tokio::spawn(server);
         Self {
             base_url,
+            public_url,
             client: reqwest::Client::new(),
             services,
             server: handle,

@@ -133,6 +133,10 @@ macro_rules! repository_contract_suite {
             revoking_an_access_token_leaves_its_grant,
             tokens_come_back_with_the_current_state_of_user_and_partner,
             sessions_round_trip_with_their_user,
+            a_bound_grant_keeps_its_key_thumbprint,
+            a_dpop_proof_id_is_recorded_once_per_key,
+            an_expired_dpop_proof_id_is_taken_over,
+            concurrent_records_of_one_dpop_proof_id_let_exactly_one_win,
             // suite: end
         );
     };
@@ -2296,9 +2300,18 @@ async fn started_grant(
     client: &OAuthClient,
     owner: &User,
 ) -> anyhow::Result<(Grant, IssuedTokens)> {
+    start_grant(repos, client, owner, grant_for(client, owner)).await
+}
+
+/// [`started_grant`] of this grant.
+async fn start_grant(
+    repos: &Repositories,
+    client: &OAuthClient,
+    owner: &User,
+    grant: Grant,
+) -> anyhow::Result<(Grant, IssuedTokens)> {
     let code = code_for(client, owner);
     repos.oauth.insert_code(&code).await?;
-    let grant = grant_for(client, owner);
     let tokens = tokens_for(&grant);
     let redeemed = repos
         .oauth
@@ -2688,6 +2701,114 @@ pub async fn sessions_round_trip_with_their_user(repos: &Repositories) -> Outcom
         repos.oauth.find_session(&TokenHash::of("dh_ss_y")).await?,
         None
     );
+    Ok(())
+}
+
+pub async fn a_bound_grant_keeps_its_key_thumbprint(repos: &Repositories) -> Outcome {
+    let (alice, _, client) = oauth_setup(repos).await?;
+    let bound = Grant {
+        jkt: Some(JKT.into()),
+        ..grant_for(&client, &alice)
+    };
+    let (grant, tokens) = start_grant(repos, &client, &alice, bound).await?;
+    let (_, context) = repos
+        .oauth
+        .find_access_token(&tokens.access.token_hash)
+        .await?
+        .context("the access token")?;
+    assert_eq!(context.grant.jkt.as_deref(), Some(JKT));
+    assert_eq!(context.grant.token_type(), "DPoP");
+    let (_, context) = repos
+        .oauth
+        .find_refresh_token(&refresh_of(&tokens)?.token_hash)
+        .await?
+        .context("the refresh token")?;
+    assert_eq!(context.grant, grant);
+    Ok(())
+}
+
+/// An RFC 7638 thumbprint (of the RFC 8037 Ed25519 example key).
+const JKT: &str = "kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k";
+
+pub async fn a_dpop_proof_id_is_recorded_once_per_key(repos: &Repositories) -> Outcome {
+    let other_key = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs";
+    let at = now();
+    let until = at + time::Duration::minutes(5);
+    let oauth = &repos.oauth;
+    assert!(
+        oauth
+            .record_dpop_proof_once(JKT, &[1; 32], at, until)
+            .await?
+    );
+    assert!(
+        !oauth
+            .record_dpop_proof_once(JKT, &[1; 32], at, until)
+            .await?
+    );
+    assert!(
+        oauth
+            .record_dpop_proof_once(JKT, &[2; 32], at, until)
+            .await?
+    );
+    assert!(
+        oauth
+            .record_dpop_proof_once(other_key, &[1; 32], at, until)
+            .await?
+    );
+    let just_before = until - time::Duration::microseconds(1);
+    assert!(
+        !oauth
+            .record_dpop_proof_once(JKT, &[1; 32], just_before, until)
+            .await?
+    );
+    Ok(())
+}
+
+pub async fn an_expired_dpop_proof_id_is_taken_over(repos: &Repositories) -> Outcome {
+    let at = now();
+    let ttl = time::Duration::minutes(5);
+    let oauth = &repos.oauth;
+    assert!(
+        oauth
+            .record_dpop_proof_once(JKT, &[7; 32], at, at + ttl)
+            .await?
+    );
+    assert!(
+        oauth
+            .record_dpop_proof_once(JKT, &[8; 32], at, at + ttl)
+            .await?
+    );
+    // At expiry the records are gone (pruned or taken over), and spent again for a new window.
+    let after = at + ttl;
+    for hash in [[7; 32], [8; 32]] {
+        assert!(
+            oauth
+                .record_dpop_proof_once(JKT, &hash, after, after + ttl)
+                .await?
+        );
+        assert!(
+            !oauth
+                .record_dpop_proof_once(JKT, &hash, after, after + ttl)
+                .await?
+        );
+    }
+    Ok(())
+}
+
+pub async fn concurrent_records_of_one_dpop_proof_id_let_exactly_one_win(
+    repos: &Repositories,
+) -> Outcome {
+    let at = now();
+    let until = at + time::Duration::minutes(5);
+    for round in 0..20_u8 {
+        let hash = [round; 32];
+        let (first, second) = tokio::join!(
+            repos.oauth.record_dpop_proof_once(JKT, &hash, at, until),
+            repos.oauth.record_dpop_proof_once(JKT, &hash, at, until),
+        );
+        let (first, second) = (first?, second?);
+        assert!(first != second, "exactly one record wins: {first} {second}");
+    }
     Ok(())
 }
 

@@ -151,6 +151,8 @@ pub struct RequestFacts {
     pub query: String,
     /// SHA-256 of the raw body bytes (of the empty string when there is none).
     pub body_sha256: [u8; 32],
+    /// `DECKHAND_PUBLIC_URL` + the path: the URI a DPoP proof's `htu` must name.
+    pub public_uri: String,
 }
 
 impl RequestFacts {
@@ -161,6 +163,7 @@ impl RequestFacts {
             path: path.into(),
             query: String::new(),
             body_sha256: deckhand_auth::sha256(b""),
+            public_uri: format!("http://localhost{path}"),
         }
     }
 

@@ -365,6 +365,7 @@ mod tests {
             path: "/api/public/v1/_probe/partner".into(),
             query: "a=1".into(),
             body_sha256: sha256(body),
+            public_uri: "https://api.example.com/api/public/v1/_probe/partner".into(),
         }
     }
 

@@ -210,7 +210,7 @@ impl IdentityService {
 
     /// The principal a request acts as. Anonymous requests are a principal too; whether an
     /// endpoint accepts them is [`Principal::authorize`]'s question. `facts` are what a partner
-    /// signature covers; other lanes ignore them.
+    /// signature covers and what a DPoP proof names; other lanes ignore them.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn authenticate(
         &self,
@@ -247,8 +247,23 @@ impl IdentityService {
                 )
                 .await
             }
-            // DPoP proofs are not checked yet (their own issue): refuse the lane.
-            LaneCredentials::OAuthDpop { .. } => Err(AuthError::Failed),
+            LaneCredentials::OAuthDpop {
+                access_token,
+                proof,
+            } => {
+                let proof = crate::oauth::PresentedProof {
+                    proof,
+                    method: facts.method.clone(),
+                    uri: facts.public_uri.clone(),
+                };
+                crate::oauth::authenticate_dpop(
+                    self.oauth.as_ref(),
+                    &access_token,
+                    &proof,
+                    self.system.clock.now(),
+                )
+                .await
+            }
         }
     }
 

@@ -1,9 +1,10 @@
 //! The OAuth 2.0 authorization server: clients owned by partners, the authorization code flow
 //! with PKCE (S256), grants whose refresh tokens rotate, introspection and revocation, and the
-//! Bearer lane of the resource server. The grant state machine is pure (`rules`); the service
+//! Bearer and DPoP (RFC 9449) lanes of the resource server. The grant state machine is pure (`rules`); the service
 //! reaches the store only through [`ports::OAuthRepository`].
 
 mod authorize;
+mod dpop;
 mod lane;
 mod model;
 mod rules;
@@ -15,7 +16,8 @@ pub use authorize::{
     AuthorizationParams, AuthorizationRequest, AuthorizeError, AuthorizeErrorCode,
     check_authorization,
 };
-pub(crate) use lane::authenticate_bearer;
+pub use dpop::{JTI_LIFETIME, PresentedProof, ProofRefused};
+pub(crate) use lane::{authenticate_bearer, authenticate_dpop};
 pub use model::{
     AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType,
     InvalidRedirectUri, OAuthClient, OAuthPolicy, RedirectUri, RefreshToken, Session,

@@ -102,6 +102,19 @@ pub trait OAuthRepository: Send + Sync {
     async fn revoke_access_token(&self, hash: &TokenHash, at: OffsetDateTime)
     -> anyhow::Result<()>;
 
+    /// Records that the DPoP key with thumbprint `jkt` used the proof id whose SHA-256 is
+    /// `jti_hash`, until `expires_at`. True when it was not recorded yet (or only by a record
+    /// expired at `now`); false when it was: a replay. Atomic across every instance on the
+    /// store (of two concurrent records exactly one gets true), and it prunes expired records
+    /// as it goes.
+    async fn record_dpop_proof_once(
+        &self,
+        jkt: &str,
+        jti_hash: &[u8; 32],
+        now: OffsetDateTime,
+        expires_at: OffsetDateTime,
+    ) -> anyhow::Result<bool>;
+
     /// Stores a sign-in session of the consent page (its cookie's hash).
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()>;
     /// The session with this hash and its user, whatever their state.

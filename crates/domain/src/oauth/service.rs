@@ -5,12 +5,15 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use deckhand_auth::{TokenHash, TokenKind, constant_time_eq, mint_token, verify_password};
+use deckhand_auth::{
+    CheckedProof, TokenHash, TokenKind, constant_time_eq, mint_token, verify_password,
+};
 use time::OffsetDateTime;
 
 use super::authorize::{
     AuthorizationParams, AuthorizationRequest, AuthorizeError, check_authorization,
 };
+use super::dpop::{PresentedProof, ProofRefused, key_matches, spend_jti};
 use super::model::{
     AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
     OAuthPolicy, RedirectUri, RefreshToken, Session,
@@ -101,6 +104,8 @@ pub struct TokenRequest {
     pub code_verifier: Option<String>,
     pub refresh_token: Option<String>,
     pub scope: Option<String>,
+    /// The request's `DPoP` proof header: the tokens are bound to its key.
+    pub dpop: Option<PresentedProof>,
 }
 
 impl std::fmt::Debug for TokenRequest {
@@ -110,6 +115,7 @@ impl std::fmt::Debug for TokenRequest {
             .field("grant_type", &self.grant_type)
             .field("redirect_uri", &self.redirect_uri)
             .field("scope", &self.scope)
+            .field("dpop", &self.dpop.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -149,6 +155,9 @@ pub enum TokenError {
     UnsupportedGrantType,
     #[error("{0}")]
     InvalidScope(String),
+    /// The `DPoP` proof failed a check, or does not fit the grant's binding (RFC 9449 §5).
+    #[error("{0}")]
+    InvalidDpopProof(String),
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
@@ -453,9 +462,30 @@ impl OAuthService {
         if !client.allows(grant_type) {
             return Err(TokenError::UnauthorizedClient);
         }
+        // The proof is checked before the grant is looked at, so a bad one costs no lookup.
+        let proof = request
+            .dpop
+            .as_ref()
+            .map(|proof| proof.check(None, self.system.clock.now()))
+            .transpose()?;
         match grant_type {
-            GrantType::AuthorizationCode => self.exchange_code(&client, request).await,
-            GrantType::RefreshToken => self.refresh(&client, request).await,
+            GrantType::AuthorizationCode => {
+                self.exchange_code(&client, request, proof.as_ref()).await
+            }
+            GrantType::RefreshToken => self.refresh(&client, request, proof.as_ref()).await,
+        }
+    }
+
+    /// Spends the proof's `jti` (when there is a proof): the last check before tokens are
+    /// issued.
+    async fn spend_proof(
+        &self,
+        proof: Option<&CheckedProof>,
+        now: OffsetDateTime,
+    ) -> Result<(), TokenError> {
+        match proof {
+            Some(proof) => Ok(spend_jti(self.repository.as_ref(), proof, now).await??),
+            None => Ok(()),
         }
     }
 
@@ -463,6 +493,7 @@ impl OAuthService {
         &self,
         client: &OAuthClient,
         request: &TokenRequest,
+        proof: Option<&CheckedProof>,
     ) -> Result<IssuedTokenResponse, TokenError> {
         let required = |value: &Option<String>, name: &str| {
             value
@@ -509,12 +540,13 @@ impl OAuthService {
             CodeState::Expired => return Err(invalid("the code has expired")),
             CodeState::Fresh => {}
         }
+        self.spend_proof(proof, now).await?;
         let grant = Grant {
             id: GrantId(self.system.ids.new_id()),
             client_id: client.id,
             user_id: stored.user_id,
             scopes: stored.scopes.clone(),
-            jkt: None,
+            jkt: proof.map(|proof| proof.jkt.clone()),
             created_at: now,
             revoked_at: None,
         };
@@ -549,6 +581,7 @@ impl OAuthService {
         &self,
         client: &OAuthClient,
         request: &TokenRequest,
+        proof: Option<&CheckedProof>,
     ) -> Result<IssuedTokenResponse, TokenError> {
         let token = request
             .refresh_token
@@ -567,6 +600,9 @@ impl OAuthService {
         if context.grant.client_id != client.id {
             return Err(invalid("the refresh token was issued to another client"));
         }
+        // Before the token's state: without the key, a stolen bound refresh token can do
+        // nothing at all, not even revoke its grant by replaying it.
+        check_binding(context.grant.jkt.as_deref(), proof)?;
         let now = self.system.clock.now();
         match refresh_token_state(&stored, &context.grant, now) {
             RefreshTokenState::Revoked => return Err(invalid("the grant has been revoked")),
@@ -584,6 +620,7 @@ impl OAuthService {
         }
         let scopes = narrowed_scopes(&context.grant.scopes, request.scope.as_deref())
             .map_err(|refused| TokenError::InvalidScope(refused.to_string()))?;
+        self.spend_proof(proof, now).await?;
         let (tokens, response) = self.mint_tokens(client, &context.grant, scopes, now)?;
         if self
             .repository
@@ -730,9 +767,53 @@ impl OAuthService {
     }
 }
 
+/// Whether a refresh with `proof` fits the grant's binding: a bound grant needs a proof by
+/// its key; an unbound grant takes no proof (its tokens stay Bearer for their whole life).
+fn check_binding(bound: Option<&str>, proof: Option<&CheckedProof>) -> Result<(), TokenError> {
+    match (bound, proof) {
+        (None, None) => Ok(()),
+        (Some(_), None) => Err(TokenError::InvalidDpopProof(
+            "this grant is bound to a DPoP key: send a DPoP proof made with it".into(),
+        )),
+        (None, Some(_)) => Err(TokenError::InvalidDpopProof(
+            "this grant is not bound to a DPoP key; refresh it without a DPoP proof".into(),
+        )),
+        (Some(bound), Some(proof)) => Ok(key_matches(Some(bound), &proof.jkt)?),
+    }
+}
+
+impl From<ProofRefused> for TokenError {
+    fn from(refused: ProofRefused) -> Self {
+        Self::InvalidDpopProof(refused.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refresh_must_fit_the_grants_dpop_binding() {
+        let proof = |jkt: &str| CheckedProof {
+            jkt: jkt.into(),
+            jti: "j".into(),
+        };
+        assert!(check_binding(None, None).is_ok());
+        assert!(check_binding(Some("key"), Some(&proof("key"))).is_ok());
+        for (bound, presented) in [
+            (Some("key"), None),
+            (Some("key"), Some(proof("other"))),
+            (None, Some(proof("key"))),
+        ] {
+            assert!(
+                matches!(
+                    check_binding(bound, presented.as_ref()),
+                    Err(TokenError::InvalidDpopProof(_))
+                ),
+                "{bound:?} {presented:?}"
+            );
+        }
+    }
 
     #[test]
     fn the_decoy_hash_parses_and_matches_nothing() {

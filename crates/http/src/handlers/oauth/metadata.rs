@@ -29,6 +29,7 @@ pub async fn metadata(state: web::Data<HttpState>) -> HttpResponse {
         "introspection_endpoint_auth_methods_supported": client_auth,
         "revocation_endpoint_auth_methods_supported": client_auth,
         "authorization_response_iss_parameter_supported": true,
+        "dpop_signing_alg_values_supported": deckhand_auth::DPOP_ALGS.split(' ').collect::<Vec<_>>(),
         "service_documentation": format!("{issuer}{API_BASE}/openapi.json"),
     }))
 }

@@ -1,9 +1,10 @@
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use deckhand_domain::oauth::{IssuedTokenResponse, TokenRequest};
+use deckhand_domain::oauth::{IssuedTokenResponse, PresentedProof, TokenRequest};
 use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::form::Params;
+use crate::auth::{Unreadable, dpop_header, public_uri};
 use crate::oauth_error::{OAuthError, OAuthErrorBody, no_store};
 use crate::state::HttpState;
 
@@ -54,13 +55,18 @@ impl From<IssuedTokenResponse> for TokenResponse {
 }
 
 /// The token endpoint (RFC 6749 §3.2): exchanges an authorization code (with its PKCE verifier)
-/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic.
+/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic. With a `DPoP`
+/// proof header (RFC 9449) the tokens are bound to the proof's key (`token_type` `DPoP`), and
+/// refreshing a bound grant needs a proof by the same key.
 #[utoipa::path(
     tag = "oauth",
     request_body(content = TokenForm, content_type = "application/x-www-form-urlencoded"),
+    params(
+        ("DPoP" = Option<String>, Header, description = "A DPoP proof JWT (RFC 9449: typ dpop+jwt, ES256 or EdDSA, htm POST, htu this endpoint, no ath) binding the tokens to its key"),
+    ),
     responses(
         (status = 200, body = TokenResponse, description = "Tokens; `Cache-Control: no-store`"),
-        (status = 400, body = OAuthErrorBody, description = "invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type or invalid_scope"),
+        (status = 400, body = OAuthErrorBody, description = "invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or invalid_dpop_proof"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
     security(("OAuthClientBasic" = []))
@@ -72,6 +78,9 @@ pub async fn token(
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
     let params = Params::token_form(&request, &body)?;
+    let proof = dpop_header(request.headers()).map_err(|Unreadable| {
+        OAuthError::invalid_dpop_proof("send exactly one DPoP header, of visible ASCII")
+    })?;
     let token_request = TokenRequest {
         grant_type: params.get("grant_type"),
         code: params.get("code"),
@@ -79,6 +88,11 @@ pub async fn token(
         code_verifier: params.get("code_verifier"),
         refresh_token: params.get("refresh_token"),
         scope: params.get("scope"),
+        dpop: proof.map(|proof| PresentedProof {
+            proof,
+            method: request.method().as_str().to_owned(),
+            uri: public_uri(&request, &state.config.public_url),
+        }),
     };
     let issued = state
         .services

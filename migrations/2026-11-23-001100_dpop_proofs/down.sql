@@ -1,0 +1,1 @@
+DROP TABLE dpop_proofs;
