@@ -6,6 +6,7 @@
 mod catalog;
 mod decks;
 mod export;
+mod faults;
 mod guides;
 mod oauth;
 mod oauth_browser;
