@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use deckhand_testkit::app::{Store, TestApp};
-use deckhand_testkit::db::direct::{connect, select_json};
+use deckhand_testkit::db::direct::{backend_pid, connect, select_json, sessions_waiting_on};
 use deckhand_testkit::db::{OwnCluster, TestDb};
 use diesel_async::SimpleAsyncConnection as _;
 use reqwest::StatusCode;
@@ -348,6 +348,7 @@ async fn a_patch_whose_connection_is_ended_mid_transaction_fails_cleanly_and_a_r
     // A transaction of our own takes the key of version 2 first: the PATCH updates the deck row,
     // then waits on that key to write its history record, in the middle of its transaction.
     let mut blocker = connect(db.url()).await;
+    let blocker_pid = backend_pid(&mut blocker).await;
     blocker
         .batch_execute(&format!(
             "BEGIN; INSERT INTO deck_versions \
@@ -367,24 +368,16 @@ async fn a_patch_whose_connection_is_ended_mid_transaction_fails_cleanly_and_a_r
     };
 
     let mut killer = connect(db.url()).await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let ended = loop {
-        let ended = select_json(
-            &mut killer,
-            "SELECT coalesce(json_agg(pg_terminate_backend(waiting.pid))::text, 'null') AS json
-             FROM pg_stat_activity waiting, pg_stat_activity holding
-             WHERE holding.pid = ANY(pg_blocking_pids(waiting.pid))
-               AND holding.application_name = current_setting('application_name')
-               AND holding.pid <> pg_backend_pid()",
-        )
-        .await
-        .unwrap();
-        if ended.is_array() {
-            break ended;
-        }
-        assert!(Instant::now() < deadline, "the PATCH never waited");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let waiting = sessions_waiting_on(&mut killer, blocker_pid, Duration::from_secs(10)).await;
+    let ended = select_json(
+        &mut killer,
+        &format!(
+            "SELECT json_agg(pg_terminate_backend(pid))::text AS json \
+             FROM unnest(ARRAY{waiting:?}::int[]) AS pid"
+        ),
+    )
+    .await
+    .unwrap();
     assert_eq!(ended, json!([true]));
 
     let (status, headers, body) = patch.await.unwrap();
