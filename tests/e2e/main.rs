@@ -8,6 +8,7 @@ mod decks;
 mod export;
 mod faults;
 mod guides;
+mod input_properties;
 mod oauth;
 mod oauth_browser;
 mod oauth_support;
