@@ -137,7 +137,7 @@ fn authorization(pat: String) -> impl Strategy<Value = Vec<u8>> {
         header_bytes(),
         "[A-Za-z0-9_-]{0,60}".prop_map(|token| format!("dh_pat_{token}").into_bytes()),
         "[A-Za-z0-9_-]{0,60}".prop_map(|token| format!("dh_at_{token}").into_bytes()),
-        (0..=pat.len()).prop_map(move |cut| pat[..cut].as_bytes().to_vec()),
+        (0..=pat.len()).prop_map(move |cut| pat.as_bytes()[..cut].to_vec()),
     ];
     prop_oneof![
         1 => Just(format!("Bearer {whole}").into_bytes()),

@@ -87,8 +87,8 @@ pub struct ServeSettings {
     pub shutdown_timeout_secs: u16,
 }
 
-/// Longer than a request's worst case (5 s waiting for a connection, then statements of at most
-/// 15 s), shorter than the 30 s an orchestrator (Kubernetes, systemd) waits before it kills.
+/// Above the 5 s a request may wait for a connection plus the 15 s one statement may run, below
+/// the 30 s Kubernetes waits by default before it kills.
 pub const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u16 = 25;
 
 impl ServeSettings {
