@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use deckhand_testkit::db::TestDb;
 use deckhand_testkit::db::direct::{backend_pid, connect, select_json, sessions_waiting_on};
-use diesel_async::SimpleAsyncConnection as _;
+use diesel_async::{AsyncPgConnection, SimpleAsyncConnection as _};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -191,17 +191,68 @@ async fn history(server: &Server, id: &str) -> Vec<(i64, String)> {
         .collect()
 }
 
-/// Takes deck `id`'s row lock on a connection of the test's own, so that a PATCH of it waits.
-async fn lock_deck(db: &TestDb, id: &str) -> (diesel_async::AsyncPgConnection, i64) {
-    let mut blocker = connect(db.url()).await;
-    let pid = backend_pid(&mut blocker).await;
-    blocker
-        .batch_execute(&format!(
-            "BEGIN; SELECT 1 FROM decks WHERE id = '{id}' FOR UPDATE"
-        ))
+/// A `deckhand serve` with one PATCH in flight: it renames a deck and waits on the deck's row
+/// lock, which `blocker`, a transaction of the test's own, holds.
+struct HeldPatch {
+    db: TestDb,
+    server: Server,
+    id: String,
+    blocker: AsyncPgConnection,
+    patch: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+}
+
+impl HeldPatch {
+    async fn start(name: &str, shutdown_timeout_secs: &str, renamed: &str) -> Self {
+        let db = TestDb::new().await;
+        let server = Server::start(
+            name,
+            db.url(),
+            &[("DECKHAND_SHUTDOWN_TIMEOUT_SECS", shutdown_timeout_secs)],
+        )
+        .await;
+        let token = user_with_token(db.url(), name);
+        let id = create_deck(&server, &token, "Before").await;
+        let mut blocker = connect(db.url()).await;
+        let blocker_pid = backend_pid(&mut blocker).await;
+        blocker
+            .batch_execute(&format!(
+                "BEGIN; SELECT 1 FROM decks WHERE id = '{id}' FOR UPDATE"
+            ))
+            .await
+            .unwrap();
+        let patch = tokio::spawn(
+            reqwest::Client::new()
+                .patch(server.api(&format!("/games/mtg/decks/{id}")))
+                .bearer_auth(&token)
+                .json(&json!({"name": renamed}))
+                .send(),
+        );
+        let mut observer = connect(db.url()).await;
+        sessions_waiting_on(&mut observer, blocker_pid, Duration::from_secs(10)).await;
+        Self {
+            db,
+            server,
+            id,
+            blocker,
+            patch,
+        }
+    }
+
+    /// The deck as stored: `{name, version, records}` (records: its history records).
+    async fn stored(&self) -> Value {
+        let mut reader = connect(self.db.url()).await;
+        select_json(
+            &mut reader,
+            &format!(
+                "SELECT json_build_object('name', name, 'version', version, 'records', \
+                 (SELECT count(*) FROM deck_versions WHERE deck_id = decks.id))::text AS json \
+                 FROM decks WHERE id = '{}'",
+                self.id
+            ),
+        )
         .await
-        .unwrap();
-    (blocker, pid)
+        .unwrap()
+    }
 }
 
 /// Refused: nothing listens any more (the listener is closed, not merely not accepting).
@@ -214,31 +265,12 @@ fn refuses_connections(address: SocketAddr) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sigterm_a_request_in_flight_finishes_new_connections_are_refused_and_it_exits() {
-    let db = TestDb::new().await;
-    let mut server = Server::start(
-        "shutdown-graceful",
-        db.url(),
-        &[("DECKHAND_SHUTDOWN_TIMEOUT_SECS", "10")],
-    )
-    .await;
-    let token = user_with_token(db.url(), "graceful");
-    let id = create_deck(&server, &token, "In flight").await;
-
-    let (mut blocker, blocker_pid) = lock_deck(&db, &id).await;
-    let patch = tokio::spawn(
-        reqwest::Client::new()
-            .patch(server.api(&format!("/games/mtg/decks/{id}")))
-            .bearer_auth(&token)
-            .json(&json!({"name": "Finished"}))
-            .send(),
-    );
-    let mut observer = connect(db.url()).await;
-    sessions_waiting_on(&mut observer, blocker_pid, Duration::from_secs(10)).await;
+    let mut held = HeldPatch::start("graceful", "10", "Finished").await;
 
     let signalled = Instant::now();
-    server.terminate();
+    held.server.terminate();
     let deadline = Instant::now() + Duration::from_secs(3);
-    while !refuses_connections(server.address) {
+    while !refuses_connections(held.server.address) {
         assert!(
             Instant::now() < deadline,
             "still accepting connections after SIGTERM"
@@ -249,31 +281,19 @@ async fn on_sigterm_a_request_in_flight_finishes_new_connections_are_refused_and
 
     // The PATCH is still waiting, and the process waits for it.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(server.running(), "exited with a request in flight");
-    blocker.batch_execute("COMMIT").await.unwrap();
-    let (status, body) = json_of(patch.await.unwrap().unwrap()).await;
+    assert!(held.server.running(), "exited with a request in flight");
+    held.blocker.batch_execute("COMMIT").await.unwrap();
+    let (status, body) = json_of((&mut held.patch).await.unwrap().unwrap()).await;
     assert_eq!(
         (status, &body["version"], &body["name"]),
         (StatusCode::OK, &json!(2), &json!("Finished")),
         "{body}"
     );
-    let exit = server.exited(Duration::from_secs(10)).await;
+    let exit = held.server.exited(Duration::from_secs(10)).await;
     let exited_after = signalled.elapsed();
-    assert!(exit.success(), "{exit:?}; its log: {}", server.log());
-
-    let mut reader = connect(db.url()).await;
-    let stored = select_json(
-        &mut reader,
-        &format!(
-            "SELECT json_build_object('name', name, 'version', version, 'records', \
-             (SELECT count(*) FROM deck_versions WHERE deck_id = decks.id))::text AS json \
-             FROM decks WHERE id = '{id}'"
-        ),
-    )
-    .await
-    .unwrap();
+    assert!(exit.success(), "{exit:?}; its log: {}", held.server.log());
     assert_eq!(
-        stored,
+        held.stored().await,
         json!({"name": "Finished", "version": 2, "records": 2})
     );
     eprintln!(
@@ -284,54 +304,28 @@ async fn on_sigterm_a_request_in_flight_finishes_new_connections_are_refused_and
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_sigterm_a_request_outliving_the_shutdown_timeout_is_dropped_and_leaves_nothing() {
-    let db = TestDb::new().await;
-    let mut server = Server::start(
-        "shutdown-timeout",
-        db.url(),
-        &[("DECKHAND_SHUTDOWN_TIMEOUT_SECS", "2")],
-    )
-    .await;
-    let token = user_with_token(db.url(), "impatient");
-    let id = create_deck(&server, &token, "Stuck").await;
-
-    let (mut blocker, blocker_pid) = lock_deck(&db, &id).await;
-    let patch = tokio::spawn(
-        reqwest::Client::new()
-            .patch(server.api(&format!("/games/mtg/decks/{id}")))
-            .bearer_auth(&token)
-            .json(&json!({"name": "Never"}))
-            .send(),
-    );
-    let mut observer = connect(db.url()).await;
-    sessions_waiting_on(&mut observer, blocker_pid, Duration::from_secs(10)).await;
+    let mut held = HeldPatch::start("impatient", "2", "Never").await;
 
     let signalled = Instant::now();
-    server.terminate();
-    server.exited(Duration::from_secs(6)).await;
+    held.server.terminate();
+    held.server.exited(Duration::from_secs(6)).await;
     let exited_after = signalled.elapsed();
     assert!(
         exited_after >= Duration::from_secs(2),
         "exited before the shutdown timeout: {exited_after:?}"
     );
     assert!(
-        patch.await.unwrap().is_err(),
+        (&mut held.patch).await.unwrap().is_err(),
         "the dropped request got an answer"
     );
 
     // Its transaction never commits: the deck stays whole at version 1.
-    blocker.batch_execute("ROLLBACK").await.unwrap();
+    held.blocker.batch_execute("ROLLBACK").await.unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let stored = select_json(
-        &mut observer,
-        &format!(
-            "SELECT json_build_object('name', name, 'version', version, 'records', \
-             (SELECT count(*) FROM deck_versions WHERE deck_id = decks.id))::text AS json \
-             FROM decks WHERE id = '{id}'"
-        ),
-    )
-    .await
-    .unwrap();
-    assert_eq!(stored, json!({"name": "Stuck", "version": 1, "records": 1}));
+    assert_eq!(
+        held.stored().await,
+        json!({"name": "Before", "version": 1, "records": 1})
+    );
     eprintln!(
         "shutdown: with a request stuck, exited {exited_after:?} after SIGTERM (timeout 2 s)"
     );
