@@ -309,13 +309,63 @@ mod tests {
     const CARD: &str = r#"{"id":"07a3d9e8-8597-498b-869c-cff79e0df516","oracle_id":"060209fa-4b7d-4e08-bf8b-8759bba5641b","name":"Karn, Scion of Urza","set":"dom","collector_number":"1","colors":[],"layout":"normal","extra":{"ignored":true}}"#;
     const TOKEN: &str = r#"{"id":"17a3d9e8-8597-498b-869c-cff79e0df516","oracle_id":"160209fa-4b7d-4e08-bf8b-8759bba5641b","name":"Goblin","set":"tdom","collector_number":"T1","layout":"token"}"#;
 
+    fn gzipped(bytes: &[u8]) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bytes).unwrap();
+        gz.finish().unwrap()
+    }
+
+    /// Files near the real ones: known records cut, spliced and repeated, as lines or an
+    /// array, gzipped or not, besides arbitrary bytes (a gzip header among them).
+    fn catalog_files() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let record = prop_oneof![
+            Just(CARD.to_owned()),
+            Just(TOKEN.to_owned()),
+            (0..CARD.len()).prop_map(|cut| CARD[..cut].to_owned()),
+            "\\PC{0,40}",
+        ];
+        let text = (proptest::collection::vec(record, 0..6), any::<bool>()).prop_map(
+            |(records, array)| {
+                if array {
+                    format!("[{}]", records.join(","))
+                } else {
+                    records.join("\n")
+                }
+            },
+        );
+        prop_oneof![
+            3 => text.clone().prop_map(String::into_bytes),
+            1 => text.prop_map(|text| gzipped(text.as_bytes())),
+            1 => any::<Vec<u8>>(),
+            1 => any::<Vec<u8>>().prop_map(|tail| [GZIP_MAGIC.as_slice(), &tail].concat()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Whatever the file holds, the import reads it or stops with an error; never a panic.
+        #[test]
+        fn any_file_is_read_or_refused(bytes in catalog_files()) {
+            for source in [Source::Scryfall, Source::Generic] {
+                let mut emitted = 0;
+                let outcome = parse(bytes.as_slice(), source, &mtg(), |batch| {
+                    emitted += batch.len();
+                    Ok(())
+                });
+                if let Ok((read, skipped)) = outcome {
+                    proptest::prop_assert_eq!(read - skipped, u64::try_from(emitted).unwrap());
+                }
+            }
+        }
+    }
+
     #[test]
     fn json_lines_arrays_and_gzip_read_the_same() {
         let lines = format!("{CARD}\n{TOKEN}\n");
         let array = format!(" \n[{CARD},\n{TOKEN}]\n");
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(array.as_bytes()).unwrap();
-        let gzipped = gz.finish().unwrap();
+        let gzipped = gzipped(array.as_bytes());
         for bytes in [lines.into_bytes(), array.into_bytes(), gzipped] {
             let (entries, read, skipped) = parse_all(bytes);
             assert_eq!((read, skipped), (2, 1));

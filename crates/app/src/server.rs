@@ -40,9 +40,15 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
     };
     spawn_view_pruning(services.clone());
     let state = http_state(services, config)?;
-    run(state, listener, settings.workers.map(usize::from))?
-        .await
-        .context("the HTTP server failed")
+    let shutdown_timeout = std::time::Duration::from_secs(settings.shutdown_timeout_secs.into());
+    run(
+        state,
+        listener,
+        settings.workers.map(usize::from),
+        shutdown_timeout,
+    )?
+    .await
+    .context("the HTTP server failed")
 }
 
 /// How often expired pageview records are deleted.
@@ -71,14 +77,19 @@ pub fn http_state(services: Services, config: HttpConfig) -> anyhow::Result<web:
 }
 
 /// The HTTP server on `listener`; tests run it on an ephemeral port.
+///
+/// On SIGTERM or SIGINT (or a graceful stop through its handle) it closes the listener at once,
+/// so new connections are refused, lets the requests in flight finish for up to
+/// `shutdown_timeout`, then drops whatever is left and resolves.
 pub fn run(
     state: web::Data<HttpState>,
     listener: TcpListener,
     workers: Option<usize>,
+    shutdown_timeout: std::time::Duration,
 ) -> anyhow::Result<actix_web::dev::Server> {
     let mut server = HttpServer::new(move || deckhand_http::app(state.clone()))
         .listen(listener)?
-        .shutdown_timeout(10);
+        .shutdown_timeout(shutdown_timeout.as_secs());
     if let Some(workers) = workers {
         server = server.workers(workers);
     }

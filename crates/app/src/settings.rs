@@ -79,7 +79,17 @@ pub struct ServeSettings {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "DECKHAND_WORKERS", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub workers: Option<u16>,
+
+    /// On SIGTERM or SIGINT, how long requests in flight may take to finish before the process
+    /// exits anyway. New connections are refused from the signal on.
+    #[arg(long, env = "DECKHAND_SHUTDOWN_TIMEOUT_SECS", default_value_t = DEFAULT_SHUTDOWN_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u16).range(1..=3600))]
+    pub shutdown_timeout_secs: u16,
 }
+
+/// Above the 5 s a request may wait for a connection plus the 15 s one statement may run, below
+/// the 30 s Kubernetes waits by default before it kills.
+pub const DEFAULT_SHUTDOWN_TIMEOUT_SECS: u16 = 25;
 
 impl ServeSettings {
     /// What the domain services are configured with. Without a configured secret key (the

@@ -43,8 +43,25 @@ pub(crate) fn query(error: DieselError) -> anyhow::Error {
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
         ) => unavailable(error),
+        error if session_ended(&error) => unavailable(error),
         error => anyhow::Error::new(error),
     }
+}
+
+/// The server ended the session under a running statement: a fast shutdown or restart, an
+/// administrator's `pg_terminate_backend`, the crash of another backend (SQLSTATE class 57,
+/// severity FATAL). The transaction was rolled back and the connection is gone; the next
+/// checkout makes a new one, so a retry can succeed. diesel-async passes such an error on as
+/// an unknown database error without its SQLSTATE, so the server's message is all there is to
+/// go by: every message of a session the server ends starts with these words (in the default,
+/// English, `lc_messages`; under another language such an error stays a 500).
+fn session_ended(error: &DieselError) -> bool {
+    const SESSION_ENDED: &str = "terminating connection ";
+    matches!(
+        error,
+        DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
+            if info.message().starts_with(SESSION_ENDED)
+    )
 }
 
 pub(crate) fn insert_user(error: DieselError) -> InsertUserError {
@@ -201,6 +218,25 @@ mod tests {
         ))));
         assert!(is_store_unavailable(&pool(PoolError::Closed)));
         assert!(!is_store_unavailable(&query(DieselError::NotFound)));
+    }
+
+    #[test]
+    fn a_session_the_server_ends_is_unavailable_but_other_unknown_errors_are_not() {
+        let unknown = |message: &str| {
+            DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned()))
+        };
+        for message in [
+            "terminating connection due to administrator command",
+            "terminating connection because of crash of another server process",
+        ] {
+            assert!(is_store_unavailable(&query(unknown(message))), "{message}");
+        }
+        assert!(!is_store_unavailable(&query(unknown(
+            "canceling statement due to statement timeout"
+        ))));
+        assert!(!is_store_unavailable(&query(unknown(
+            "invalid input syntax for type uuid: \"terminating connection \""
+        ))));
     }
 
     #[test]

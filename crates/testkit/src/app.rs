@@ -138,7 +138,11 @@ impl TestApp {
         };
         let state =
             deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
-        let server = deckhand::server::run(state, listener, Some(1)).expect("start the server");
+        let shutdown_timeout = std::time::Duration::from_secs(
+            deckhand::settings::DEFAULT_SHUTDOWN_TIMEOUT_SECS.into(),
+        );
+        let server = deckhand::server::run(state, listener, Some(1), shutdown_timeout)
+            .expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);
         Self {

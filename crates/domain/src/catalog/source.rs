@@ -39,6 +39,60 @@ pub enum RecordError {
     BadDate(String),
     #[error("colour {0:?} is not a colour of this game")]
     UnknownColor(String),
+    #[error("{0} is empty")]
+    Empty(&'static str),
+    /// PostgreSQL stores no NUL in text, and no reader means one.
+    #[error("{0} holds a NUL character")]
+    HoldsNul(&'static str),
+}
+
+/// `value` of a field a card is found by: neither blank nor holding a NUL.
+fn required_text(field: &'static str, value: String) -> Result<String, RecordError> {
+    if value.trim().is_empty() {
+        return Err(RecordError::Empty(field));
+    }
+    free_text(field, value)
+}
+
+/// `value` of any other text field: anything but a NUL.
+fn free_text(field: &'static str, value: String) -> Result<String, RecordError> {
+    if value.contains('\0') {
+        return Err(RecordError::HoldsNul(field));
+    }
+    Ok(value)
+}
+
+fn optional_text(
+    field: &'static str,
+    value: Option<String>,
+) -> Result<Option<String>, RecordError> {
+    value.map(|value| free_text(field, value)).transpose()
+}
+
+/// Face names, each required, when the card has more than one face.
+fn face_names(names: Vec<String>) -> Result<Vec<String>, RecordError> {
+    if names.len() > 1 {
+        names
+            .into_iter()
+            .map(|name| required_text("a face name", name))
+            .collect()
+    } else {
+        Ok(Vec::new())
+    }
+}
+
+fn legalities(
+    legalities: BTreeMap<String, String>,
+) -> Result<BTreeMap<String, String>, RecordError> {
+    legalities
+        .into_iter()
+        .map(|(format, status)| {
+            Ok((
+                free_text("a legality's format", format)?,
+                free_text("a legality's status", status)?,
+            ))
+        })
+        .collect()
 }
 
 /// The fields of a Scryfall card object that the catalog uses; the others are ignored.
@@ -107,11 +161,7 @@ pub fn scryfall_entry(
     }
     let card_id = card.oracle_id.ok_or(RecordError::Missing("oracle_id"))?;
     let faces = &card.card_faces;
-    let face_names: Vec<String> = if faces.len() > 1 {
-        faces.iter().map(|face| face.name.clone()).collect()
-    } else {
-        Vec::new()
-    };
+    let face_names = face_names(faces.iter().map(|face| face.name.clone()).collect())?;
     let type_line = card.type_line.clone().unwrap_or_else(|| {
         faces
             .iter()
@@ -137,16 +187,16 @@ pub fn scryfall_entry(
             .collect(),
     };
     let promo = scryfall_is_promo(&card);
-    let lang = card.lang.unwrap_or_else(|| "en".to_owned());
+    let lang = free_text("lang", card.lang.unwrap_or_else(|| "en".to_owned()))?;
     Ok(Some(CatalogEntry {
         printing: Printing {
             variant_id: card.id,
             card_id,
-            name: card.name,
-            set: card.set.to_lowercase(),
-            collector_number: card.collector_number,
-            type_line,
-            image_url,
+            name: required_text("name", card.name)?,
+            set: required_text("set", card.set.to_lowercase())?,
+            collector_number: required_text("collector_number", card.collector_number)?,
+            type_line: free_text("type_line", type_line)?,
+            image_url: optional_text("image_uris", image_url)?,
             colors: game.order_colors(colors),
             catalog_a_id: card.tcgplayer_id.map(|id| id.to_string()),
             catalog_b_id: card.mtgo_id.map(|id| id.to_string()),
@@ -156,7 +206,7 @@ pub fn scryfall_entry(
         preference: preference(&lang, promo),
         lang,
         released_at: parse_date(card.released_at.as_deref())?,
-        legalities: card.legalities,
+        legalities: legalities(card.legalities)?,
     }))
 }
 
@@ -203,30 +253,26 @@ pub fn generic_entry(game: &Game, card: GenericCard) -> Result<CatalogEntry, Rec
     {
         return Err(RecordError::UnknownColor(unknown.clone()));
     }
-    let lang = card.lang.unwrap_or_else(|| "en".to_owned());
+    let lang = free_text("lang", card.lang.unwrap_or_else(|| "en".to_owned()))?;
     Ok(CatalogEntry {
         printing: Printing {
             variant_id: card.variant_id,
             card_id: card.card_id,
-            name: card.name,
-            set: card.set.to_lowercase(),
-            collector_number: card.collector_number,
-            type_line: card.type_line,
-            image_url: card.image_url,
+            name: required_text("name", card.name)?,
+            set: required_text("set", card.set.to_lowercase())?,
+            collector_number: required_text("collector_number", card.collector_number)?,
+            type_line: free_text("type_line", card.type_line)?,
+            image_url: optional_text("image_url", card.image_url)?,
             colors: game.order_colors(card.colors.iter().map(String::as_str)),
-            catalog_a_id: card.catalog_a_id,
-            catalog_b_id: card.catalog_b_id,
-            catalog_c_id: card.catalog_c_id,
+            catalog_a_id: optional_text("catalog_a_id", card.catalog_a_id)?,
+            catalog_b_id: optional_text("catalog_b_id", card.catalog_b_id)?,
+            catalog_c_id: optional_text("catalog_c_id", card.catalog_c_id)?,
         },
-        face_names: if card.faces.len() > 1 {
-            card.faces
-        } else {
-            Vec::new()
-        },
+        face_names: face_names(card.faces)?,
         preference: preference(&lang, card.promo),
         lang,
         released_at: parse_date(card.released_at.as_deref())?,
-        legalities: card.legalities,
+        legalities: legalities(card.legalities)?,
     })
 }
 

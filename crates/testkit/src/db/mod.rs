@@ -2,6 +2,7 @@
 //! demand) and [`TestDb`], an isolated schema per test on it.
 
 mod cluster;
+pub mod direct;
 mod recycle;
 mod sweep;
 
