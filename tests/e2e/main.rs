@@ -7,6 +7,8 @@ mod catalog;
 mod decks;
 mod export;
 mod guides;
+mod idempotency;
+mod likes;
 mod oauth;
 mod oauth_browser;
 mod oauth_support;

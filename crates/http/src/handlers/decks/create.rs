@@ -5,12 +5,13 @@ use super::{DeckBody, DeckWriteRecord, etag};
 use crate::access::{GamePath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 /// Create a deck owned by the caller (a partner-only caller: its `created_by` user).
 #[utoipa::path(
     tag = "decks",
-    params(GamePath),
+    params(GamePath, IdempotencyKeyHeader),
     request_body = DeckBody,
     responses(
         (status = 201, body = DeckWriteRecord, headers(("ETag" = String))),
@@ -21,7 +22,10 @@ use crate::state::HttpState;
         (status = 422, description = "Cards could not be resolved (`details.unresolved`)"),
     )
 )]
-#[post("/games/{game}/decks")]
+#[post(
+    "/games/{game}/decks",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_deck(
     state: web::Data<HttpState>,

@@ -7,6 +7,7 @@ use super::{DeckWriteRecord, etag, if_match};
 use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -20,7 +21,7 @@ pub struct RollbackBody {
 #[utoipa::path(
     tag = "decks",
     request_body = RollbackBody,
-    params(DeckPath, ("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
+    params(DeckPath, IdempotencyKeyHeader, ("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
     responses(
         (status = 200, body = DeckWriteRecord, headers(("ETag" = String))),
         (status = 400, description = "`version_number` is not an integer"),
@@ -29,7 +30,10 @@ pub struct RollbackBody {
         (status = 412),
     )
 )]
-#[post("/games/{game}/decks/{id}/rollback")]
+#[post(
+    "/games/{game}/decks/{id}/rollback",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn rollback_deck(
     request: HttpRequest,

@@ -4,13 +4,14 @@ use super::{GuideBody, GuideDetailDto};
 use crate::access::{GamePath, PathAccess, WriteSideboards};
 use crate::body::Body;
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 /// Create a guide on one of the caller's decks (extension), owned by the caller (a
 /// partner-only caller: its `created_by` user), with its first matchups.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GamePath),
+    params(GamePath, IdempotencyKeyHeader),
     request_body = GuideBody,
     responses(
         (status = 201, body = GuideDetailDto),
@@ -18,7 +19,10 @@ use crate::state::HttpState;
         (status = 401), (status = 403), (status = 404, description = "Unknown game"),
     )
 )]
-#[post("/games/{game}/sideboard-guides")]
+#[post(
+    "/games/{game}/sideboard-guides",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_guide(
     state: web::Data<HttpState>,

@@ -2,15 +2,17 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::{GuideListQuery, page_response};
 use crate::access::{GamePath, PathAccess, ReadSideboards};
+use crate::conditional::IfNoneMatchHeader;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
 /// Sideboard guides of a game: public ones plus the caller's own; never archived ones.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GamePath, GuideListQuery),
+    params(GamePath, GuideListQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object)),
+        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object), headers(("ETag" = String, description = "Weak, over the page"))),
+        (status = 304, description = "`If-None-Match` names the current page"),
         (status = 400, description = "A query parameter is invalid"),
         (status = 401), (status = 403), (status = 404, description = "Unknown game"),
     )
@@ -31,5 +33,5 @@ pub async fn list_guides(
         .sideboard_guides
         .list(&principal, &game, list.clone())
         .await?;
-    Ok(page_response(&request, &state, &page, &list))
+    page_response(&request, &state, &page, &list)
 }

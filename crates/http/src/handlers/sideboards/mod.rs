@@ -5,9 +5,11 @@ pub(crate) mod attach;
 pub(crate) mod create;
 pub(crate) mod detach;
 pub(crate) mod detail;
+pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod matchups;
 pub(crate) mod my;
+pub(crate) mod unlike;
 pub(crate) mod update;
 
 use actix_web::{HttpRequest, HttpResponse};
@@ -24,7 +26,9 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::body::{json_or_text, nullable, present};
+use crate::conditional::json_page;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
+use crate::error::ApiError;
 use crate::handlers::decks::list::{instant, uuid};
 use crate::pagination::{ListOptions, Paginated};
 use crate::state::HttpState;
@@ -103,19 +107,16 @@ fn page_response(
     state: &HttpState,
     page: &Page<SideboardGuide>,
     list: &GuideListRequest,
-) -> HttpResponse {
+) -> Result<HttpResponse, ApiError> {
     let data = page
         .items
         .iter()
         .map(|guide| GuideListItem::new(guide, list.with_summary))
         .collect();
-    HttpResponse::Ok().json(Paginated::new(
+    json_page(
         request,
-        &state.config.public_url,
-        page,
-        list.page,
-        data,
-    ))
+        &Paginated::new(request, &state.config.public_url, page, list.page, data),
+    )
 }
 
 /// An attached deck in a guide's detail.

@@ -3,6 +3,7 @@ use deckhand_domain::identity::Lane;
 
 use super::{GuideListQuery, page_response};
 use crate::access::{GamePath, PathAccess, ReadSideboards};
+use crate::conditional::IfNoneMatchHeader;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -18,9 +19,10 @@ const USER_LANES: [Lane; 4] = [
 /// identity: partner-only callers get 401. `authorId` is ignored (it is the caller).
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GamePath, GuideListQuery),
+    params(GamePath, GuideListQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object)),
+        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object), headers(("ETag" = String, description = "Weak, over the page"))),
+        (status = 304, description = "`If-None-Match` names the current page"),
         (status = 400, description = "A query parameter is invalid"),
         (status = 401, description = "No credentials, or partner-only ones"),
         (status = 403), (status = 404, description = "Unknown game"),
@@ -43,5 +45,5 @@ pub async fn my_guides(
         .sideboard_guides
         .mine(&principal, &game, list.clone())
         .await?;
-    Ok(page_response(&request, &state, &page, &list))
+    page_response(&request, &state, &page, &list)
 }

@@ -4,12 +4,13 @@ use super::super::{MatchupBody, MatchupDto};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
 use crate::body::Body;
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 /// Add a matchup to a guide (owner only); `opponent_deck_name` is required.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GuidePath),
+    params(GuidePath, IdempotencyKeyHeader),
     request_body = MatchupBody,
     responses(
         (status = 201, body = MatchupDto),
@@ -18,7 +19,10 @@ use crate::state::HttpState;
         (status = 404, description = "No such guide, or not the caller's"),
     )
 )]
-#[post("/games/{game}/sideboard-guides/{id}/matchups")]
+#[post(
+    "/games/{game}/sideboard-guides/{id}/matchups",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
 pub async fn create_matchup(
     state: web::Data<HttpState>,
