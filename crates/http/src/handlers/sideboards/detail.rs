@@ -3,6 +3,7 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use super::GuideDetailDto;
 use crate::access::{GuidePath, PathAccess, ReadSideboards};
 use crate::conditional::{IfNoneMatchHeader, json_strong};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -13,8 +14,9 @@ use crate::state::HttpState;
     responses(
         (status = 200, body = GuideDetailDto, headers(("ETag" = String, description = "Strong, over the representation: it changes whenever any byte of it would"))),
         (status = 304, description = "`If-None-Match` names the current representation"),
-        (status = 401), (status = 403),
-        (status = 404, description = "No such guide, or one the caller may not see"),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such guide, or one the caller may not see", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/sideboard-guides/{id}")]

@@ -1,6 +1,7 @@
 use actix_web::{HttpResponse, put, web};
 
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -11,9 +12,10 @@ use crate::state::HttpState;
     params(GuidePath),
     responses(
         (status = 204, description = "Liked (again: nothing changes)"),
-        (status = 401, description = "No credentials, or partner-only ones (a like needs a user)"),
-        (status = 403, description = "`sideboards:write` is missing"),
-        (status = 404, description = "No such guide, or hidden from the caller"),
+        (status = 401, description = "No credentials, or partner-only ones (a like needs a user)", body = ErrorEnvelope),
+        (status = 403, description = "`sideboards:write` is missing", body = ErrorEnvelope),
+        (status = 404, description = "No such guide, or hidden from the caller", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[put("/games/{game}/sideboard-guides/{id}/like")]

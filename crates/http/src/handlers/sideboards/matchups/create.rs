@@ -3,6 +3,7 @@ use actix_web::{HttpResponse, post, web};
 use super::super::{MatchupBody, MatchupDto};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
 use crate::body::Body;
+use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
@@ -13,10 +14,12 @@ use crate::state::HttpState;
     params(GuidePath, IdempotencyKeyHeader),
     request_body = MatchupBody,
     responses(
-        (status = 201, body = MatchupDto),
-        (status = 400, description = "Fields are invalid (`details.fields`, all of them)"),
-        (status = 401), (status = 403),
-        (status = 404, description = "No such guide, or not the caller's"),
+        (status = 201, body = MatchupDto, headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
+        (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or Fields are invalid (`details.fields`, all of them)", body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such guide, or not the caller's", body = ErrorEnvelope),
+        ServiceFailures,
+        IdempotencyFailures,
     )
 )]
 #[post(
