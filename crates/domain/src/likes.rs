@@ -27,3 +27,30 @@ pub fn liker(principal: &Principal) -> Result<UserId, LikeError> {
         .map(|user| user.id)
         .ok_or(LikeError::NoUser)
 }
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+    use uuid::Uuid;
+
+    use super::*;
+    use crate::identity::{Scopes, User, Username};
+
+    #[test]
+    fn a_like_is_the_user_of_the_credentials_never_a_partner_alone() {
+        let user = User {
+            id: UserId(Uuid::from_u128(7)),
+            username: Username::parse("alice").unwrap(),
+            active: true,
+            premium: false,
+            password_hash: None,
+            created_at: datetime!(2026-01-01 0:00 UTC),
+        };
+        let principal = Principal::personal_access_token(&user, Scopes::default());
+        assert_eq!(liker(&principal).ok(), Some(user.id));
+        assert!(matches!(
+            liker(&Principal::anonymous()),
+            Err(LikeError::NoUser)
+        ));
+    }
+}

@@ -2699,42 +2699,6 @@ pub async fn sessions_round_trip_with_their_user(repos: &Repositories) -> Outcom
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    /// The suite is a list of names; this keeps it from forgetting a contract.
-    #[test]
-    fn every_contract_is_in_the_suite() {
-        let source = include_str!("contract.rs");
-        let Some((before, rest)) = source.split_once("// suite: start") else {
-            panic!("the suite's start marker is gone");
-        };
-        let Some((suite, after)) = rest.split_once("// suite: end") else {
-            panic!("the suite's end marker is gone");
-        };
-        let listed: Vec<&str> = suite
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .collect();
-        let defined: Vec<&str> = [before, after]
-            .iter()
-            .flat_map(|part| part.lines())
-            .filter_map(|line| line.strip_prefix("pub async fn "))
-            .filter_map(|tail| tail.split('(').next())
-            .collect();
-        assert!(!defined.is_empty());
-        for name in &defined {
-            assert!(listed.contains(name), "contract {name} is not in the suite");
-        }
-        for name in &listed {
-            assert!(
-                defined.contains(name),
-                "{name} is in the suite but not defined"
-            );
-        }
-    }
-}
-
 // Idempotency keys.
 
 fn key_claim(caller: &str, key: &str) -> KeyClaim {
@@ -3075,4 +3039,40 @@ pub async fn guide_likes_count_once_per_user_for_visible_guides(repos: &Reposito
         1
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The suite is a list of names; this keeps it from forgetting a contract.
+    #[test]
+    fn every_contract_is_in_the_suite() {
+        let source = include_str!("contract.rs");
+        let Some((before, rest)) = source.split_once("// suite: start") else {
+            panic!("the suite's start marker is gone");
+        };
+        let Some((suite, after)) = rest.split_once("// suite: end") else {
+            panic!("the suite's end marker is gone");
+        };
+        let listed: Vec<&str> = suite
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .collect();
+        let defined: Vec<&str> = [before, after]
+            .iter()
+            .flat_map(|part| part.lines())
+            .filter_map(|line| line.strip_prefix("pub async fn "))
+            .filter_map(|tail| tail.split('(').next())
+            .collect();
+        assert!(!defined.is_empty());
+        for name in &defined {
+            assert!(listed.contains(name), "contract {name} is not in the suite");
+        }
+        for name in &listed {
+            assert!(
+                defined.contains(name),
+                "{name} is in the suite but not defined"
+            );
+        }
+    }
 }
