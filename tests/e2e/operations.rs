@@ -121,6 +121,16 @@ async fn the_openapi_document_lists_the_operations() {
             "delete",
             "/api/public/v1/games/{game}/sideboard-guides/{id}/matchups/{matchup_id}",
         ),
+        ("put", "/api/public/v1/games/{game}/decks/{id}/like"),
+        ("delete", "/api/public/v1/games/{game}/decks/{id}/like"),
+        (
+            "put",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/like",
+        ),
+        (
+            "delete",
+            "/api/public/v1/games/{game}/sideboard-guides/{id}/like",
+        ),
     ];
     for (method, path) in operations {
         assert!(
@@ -136,7 +146,59 @@ async fn the_openapi_document_lists_the_operations() {
         .iter()
         .map(|parameter| parameter["name"].as_str().unwrap())
         .collect();
-    assert_eq!(parameters, ["game", "id"]);
+    assert_eq!(parameters, ["game", "id", "If-None-Match"]);
     assert!(body["components"]["schemas"]["GuideDetailDto"].is_object());
     assert!(body["components"]["schemas"]["MatchupBody"].is_object());
+
+    // Partner sync: every creating POST takes `Idempotency-Key` and documents its outcomes
+    // with the envelope; conditional reads take `If-None-Match` and answer 304.
+    for path in [
+        "/api/public/v1/games/{game}/decks",
+        "/api/public/v1/games/{game}/decks/{id}/rollback",
+        "/api/public/v1/games/{game}/sideboard-guides",
+        "/api/public/v1/games/{game}/sideboard-guides/{id}/matchups",
+    ] {
+        let operation = &body["paths"][path]["post"];
+        let names: Vec<&str> = operation["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|parameter| parameter["name"].as_str().unwrap())
+            .collect();
+        assert!(names.contains(&"Idempotency-Key"), "{path}: {names:?}");
+        for status in ["409", "422"] {
+            assert_eq!(
+                operation["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/Error",
+                "{path} {status}"
+            );
+        }
+        let success = operation["responses"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(status, _)| status.starts_with('2'))
+            .unwrap()
+            .1;
+        assert!(
+            success["headers"]["Idempotent-Replayed"].is_object(),
+            "{path}"
+        );
+    }
+    for path in [
+        "/api/public/v1/games/{game}/decks",
+        "/api/public/v1/games/{game}/decks/{id}",
+        "/api/public/v1/games/{game}/decks/{id}/versions",
+        "/api/public/v1/games/{game}/decks/{id}/guide",
+        "/api/public/v1/games/{game}/sideboard-guides",
+        "/api/public/v1/games/{game}/sideboard-guides/my",
+        "/api/public/v1/games/{game}/sideboard-guides/{id}",
+    ] {
+        let operation = &body["paths"][path]["get"];
+        assert!(operation["responses"]["304"].is_object(), "{path}");
+        assert!(
+            operation["responses"]["200"]["headers"]["ETag"].is_object(),
+            "{path}"
+        );
+    }
 }

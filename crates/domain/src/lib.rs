@@ -8,7 +8,9 @@
 pub mod catalog;
 pub mod decks;
 pub mod error;
+pub mod idempotency;
 pub mod identity;
+pub mod likes;
 pub mod oauth;
 pub mod patch;
 pub mod ports;

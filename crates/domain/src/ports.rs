@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 pub use crate::catalog::ports::CatalogRepository;
 pub use crate::decks::ports::DeckRepository;
+pub use crate::idempotency::ports::IdempotencyRepository;
 pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
@@ -68,6 +69,7 @@ pub struct Repositories {
     pub oauth: Arc<dyn OAuthRepository>,
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
+    pub idempotency_keys: Arc<dyn IdempotencyRepository>,
 }
 
 /// The system ports, bundled so services take one argument for them.

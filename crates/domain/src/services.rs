@@ -3,6 +3,7 @@
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
+use crate::idempotency::IdempotencyService;
 use crate::identity::IdentityService;
 use crate::oauth::OAuthService;
 use crate::ports::{Repositories, SystemPorts};
@@ -18,6 +19,7 @@ pub struct Services {
     pub decks: DeckService,
     pub export: ExportService,
     pub sideboard_guides: SideboardGuideService,
+    pub idempotency: IdempotencyService,
     pub repositories: Repositories,
     pub system: SystemPorts,
     pub settings: ServiceSettings,
@@ -40,6 +42,10 @@ impl Services {
         );
         Self {
             sideboard_guides,
+            idempotency: IdempotencyService::new(
+                repositories.idempotency_keys.clone(),
+                system.clone(),
+            ),
             identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
             oauth: OAuthService::new(&repositories, system.clone(), &settings),
             export: ExportService::new(decks.clone(), catalog.clone()),

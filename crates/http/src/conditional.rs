@@ -55,9 +55,29 @@ pub(crate) fn json_page<T: Serialize>(
     request: &HttpRequest,
     body: &T,
 ) -> Result<HttpResponse, ApiError> {
+    json_digest_tagged(request, body, EntityTag::new_weak)
+}
+
+/// A single resource with no version of its own to tag (a sideboard guide's detail also
+/// shows its decks' names, what the caller may see of them and its counters): a strong tag
+/// over its JSON bytes, which is exactly what a strong tag promises (byte-for-byte equal
+/// representations), or a bodiless 304.
+pub(crate) fn json_strong<T: Serialize>(
+    request: &HttpRequest,
+    body: &T,
+) -> Result<HttpResponse, ApiError> {
+    json_digest_tagged(request, body, EntityTag::new_strong)
+}
+
+/// `body` as JSON with the tag `make_tag` makes of a digest of those bytes, or a 304.
+fn json_digest_tagged<T: Serialize>(
+    request: &HttpRequest,
+    body: &T,
+    make_tag: fn(String) -> EntityTag,
+) -> Result<HttpResponse, ApiError> {
     let bytes = serde_json::to_vec(body).map_err(|error| ApiError::unexpected(error.into()))?;
     let digest = deckhand_auth::sha256(&bytes);
-    let tag = EntityTag::new_weak(hex(&digest[..16]));
+    let tag = make_tag(hex(&digest[..16]));
     if not_modified(request, &tag) {
         return Ok(HttpResponse::NotModified()
             .insert_header(ETag(tag))

@@ -6,7 +6,9 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
+use deckhand_domain::idempotency::{IdempotencyError, InvalidKey};
 use deckhand_domain::identity::{AccessDenied, AuthError};
+use deckhand_domain::likes::LikeError;
 use deckhand_domain::sideboards::GuideError;
 use deckhand_domain::validation::Violations;
 use serde::Serialize;
@@ -294,6 +296,63 @@ impl From<AuthError> for ApiError {
                 }
             }
             AuthError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+/// The request header that carries an idempotency key, as errors name it.
+pub(crate) const IDEMPOTENCY_KEY: &str = "Idempotency-Key";
+
+impl From<InvalidKey> for ApiError {
+    fn from(invalid: InvalidKey) -> Self {
+        Self::validation(vec![FieldError {
+            field: IDEMPOTENCY_KEY.to_owned(),
+            code: invalid.code().to_owned(),
+            message: invalid.to_string(),
+        }])
+    }
+}
+
+impl From<IdempotencyError> for ApiError {
+    fn from(error: IdempotencyError) -> Self {
+        match error {
+            IdempotencyError::InProgress => Self::new(
+                StatusCode::CONFLICT,
+                "SERVICE_VALIDATION_ERROR",
+                format!(
+                    "a request with this {IDEMPOTENCY_KEY} is still being processed; retry shortly"
+                ),
+            )
+            .with_details(json!({ "reason": "in_progress", "header": IDEMPOTENCY_KEY }))
+            .with_header(header::RETRY_AFTER, HeaderValue::from(1)),
+            IdempotencyError::KeyReused => Self::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "SERVICE_VALIDATION_ERROR",
+                format!("this {IDEMPOTENCY_KEY} was used for another request; use a new key"),
+            )
+            .with_details(json!({
+                "reason": "key_reused",
+                "fields": [{
+                    "field": IDEMPOTENCY_KEY,
+                    "code": "reused",
+                    "message": "was used with another method, path or body",
+                }],
+            })),
+            IdempotencyError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<LikeError> for ApiError {
+    fn from(error: LikeError) -> Self {
+        match error {
+            LikeError::NoUser => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "SERVICE_AUTHENTICATION_FAILED",
+                "likes are a user's: send credentials that carry a user (a PAT, an OAuth token, or a signature with a PAT)",
+            ),
+            LikeError::NotFound => Self::not_found(),
+            LikeError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

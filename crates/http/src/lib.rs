@@ -14,6 +14,7 @@ mod dto;
 mod error;
 mod export_cache;
 mod handlers;
+mod idempotency;
 mod metrics;
 mod middleware;
 mod oauth_error;

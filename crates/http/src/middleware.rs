@@ -205,7 +205,7 @@ fn revoked_token_abuse(left: std::time::Duration) -> ApiError {
 }
 
 /// The whole body, within the API's size limit.
-async fn read_body(request: &mut ServiceRequest) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_body(request: &mut ServiceRequest) -> Result<Bytes, ApiError> {
     let declared = request
         .headers()
         .get(CONTENT_LENGTH)

@@ -2,7 +2,7 @@
 //! unique per owner, saves of one deck serialise (the store's mutex), views dedupe atomically.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use deckhand_domain::decks::ports::{
@@ -23,6 +23,7 @@ pub(crate) struct Tables {
     decks: HashMap<DeckId, Stored>,
     guides: HashMap<DeckId, DeckGuide>,
     views: HashMap<(DeckId, [u8; 32]), OffsetDateTime>,
+    likes: HashSet<(DeckId, UserId)>,
 }
 
 #[derive(Debug)]
@@ -298,6 +299,33 @@ impl DeckRepository for MemoryDecks {
             pageviews: stored.deck.pageviews,
             incremented: counts,
         }))
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn set_like(
+        &self,
+        id: DeckId,
+        reader: &DeckReader,
+        user: UserId,
+        liked: bool,
+        _at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut state = self.0.lock();
+        let tables = &mut state.decks;
+        let Some(stored) = tables.decks.get_mut(&id).filter(|stored| {
+            stored.deck.game == reader.game && stored.deck.is_visible_to(reader.viewer)
+        }) else {
+            return Ok(false);
+        };
+        let changed = if liked {
+            tables.likes.insert((id, user))
+        } else {
+            tables.likes.remove(&(id, user))
+        };
+        if changed {
+            stored.deck.likes += if liked { 1 } else { -1 };
+        }
+        Ok(true)
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

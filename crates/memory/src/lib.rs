@@ -9,6 +9,7 @@
 mod catalog;
 mod decks;
 mod health;
+mod idempotency;
 mod identity;
 mod oauth;
 mod partners;
@@ -30,6 +31,7 @@ struct State {
     partners: partners::Tables,
     oauth: oauth::Tables,
     sideboards: sideboards::Tables,
+    idempotency: idempotency::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -96,6 +98,7 @@ pub fn repositories() -> Repositories {
         signature_replays: Arc::new(partners::MemorySignatureReplays(store.clone())),
         oauth: Arc::new(oauth::MemoryOAuth(store.clone())),
         health: Arc::new(health::MemoryHealth),
-        catalog: Arc::new(catalog::MemoryCatalog(store)),
+        catalog: Arc::new(catalog::MemoryCatalog(store.clone())),
+        idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store)),
     }
 }

@@ -3,10 +3,11 @@
 //! deck's `has_sideboard_guide`.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use deckhand_domain::decks::{DeckId, Page, RESULT_WINDOW, SortOrder, Visibility};
+use deckhand_domain::identity::UserId;
 use deckhand_domain::sideboards::ports::{
     GuideReviser, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
     SideboardGuideRepository,
@@ -22,6 +23,7 @@ use crate::{State, Store};
 #[derive(Debug, Default)]
 pub(crate) struct Tables {
     guides: HashMap<GuideId, Stored>,
+    likes: HashSet<(GuideId, UserId)>,
 }
 
 #[derive(Debug)]
@@ -378,6 +380,34 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         })
         .flatten()
         .ok_or(ReviseMatchupError::NotFound)
+    }
+
+    async fn set_like(
+        &self,
+        id: GuideId,
+        game: &str,
+        user: UserId,
+        liked: bool,
+        _at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        let mut state = self.0.lock();
+        let tables = &mut state.sideboards;
+        let Some(stored) = tables
+            .guides
+            .get_mut(&id)
+            .filter(|stored| stored.guide.game == game && stored.guide.is_visible_to(Some(user)))
+        else {
+            return Ok(false);
+        };
+        let changed = if liked {
+            tables.likes.insert((id, user))
+        } else {
+            tables.likes.remove(&(id, user))
+        };
+        if changed {
+            stored.guide.likes += if liked { 1 } else { -1 };
+        }
+        Ok(true)
     }
 
     async fn delete_matchup(

@@ -596,6 +596,15 @@ SELECT EXISTS (SELECT 1 FROM target) AS visible,
                 (SELECT pageviews FROM deck_stats WHERE deck_id = $1)) AS pageviews,
        EXISTS (SELECT 1 FROM bumped) AS incremented";
 
+/// Deck likes move the counter in `deck_stats`, never the deck row.
+const DECK_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
+    items: "decks",
+    likes: "deck_likes",
+    item_column: "deck_id",
+    counter: "deck_stats",
+    counter_key: "deck_id",
+};
+
 pub(crate) struct PgDeckRepository {
     pool: Pool,
     /// Capped list counts by filter combination (see [`COUNT_TTL`]).
@@ -802,6 +811,26 @@ impl DeckRepository for PgDeckRepository {
             pageviews,
             incremented: row.incremented,
         }))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self, reader), fields(game = %reader.game))]
+    async fn set_like(
+        &self,
+        id: DeckId,
+        reader: &DeckReader,
+        user: UserId,
+        liked: bool,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        crate::likes::set_like(
+            &self.pool,
+            &DECK_LIKES,
+            (id.0, &reader.game),
+            user.0,
+            liked,
+            at,
+        )
+        .await
     }
 
     #[tracing::instrument(level = "debug", skip(self))]

@@ -13,6 +13,8 @@ mod catalog;
 mod decks;
 mod error;
 mod health;
+mod idempotency;
+mod likes;
 mod migrations;
 mod oauth;
 mod partners;
@@ -44,6 +46,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
         oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
+        idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
         health: Arc::new(health::PgHealth { pool }),
     }
 }

@@ -30,6 +30,16 @@ use crate::pool::{Pool, checkout};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
 use crate::statement::Bind;
 
+/// Guide likes move the counter on the guide row (where the likes sort's index reads it),
+/// never its `updated_at`.
+const GUIDE_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
+    items: "sideboard_guides",
+    likes: "sideboard_guide_likes",
+    item_column: "guide_id",
+    counter: "sideboard_guides",
+    counter_key: "id",
+};
+
 /// Every guide read. `{summary}` is `pd.summary` where the primary deck's summary is wanted,
 /// else `NULL::jsonb`; `{text}` is `g.` for the long texts, or `''::text AS` for lists (which
 /// never show description and notes, up to 500,000 characters each). The matchup count is one
@@ -723,6 +733,18 @@ impl SideboardGuideRepository for PgSideboardGuides {
             Some(Err(corrupt)) => Err(ReviseMatchupError::Unexpected(corrupt)),
             Some(Ok(row)) => Ok(row.into_domain()?),
         }
+    }
+
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn set_like(
+        &self,
+        id: GuideId,
+        game: &str,
+        user: UserId,
+        liked: bool,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool> {
+        crate::likes::set_like(&self.pool, &GUIDE_LIKES, (id.0, game), user.0, liked, at).await
     }
 
     async fn delete_matchup(

@@ -27,6 +27,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     pub services: Services,
     server: ServerHandle,
+    /// The PostgreSQL URL of the store, for [`TestApp::another_instance`].
+    database_url: Option<String>,
     // Dropped after the server handle is told to stop; keeps the schema alive until then.
     _db: Option<TestDb>,
 }
@@ -72,27 +74,26 @@ impl TestAppBuilder {
     }
 
     pub async fn start(self) -> TestApp {
-        let (repositories, db) = match self.store {
-            Store::Memory => (deckhand_memory::repositories(), None),
+        let (repositories, db, database_url) = match self.store {
+            Store::Memory => (deckhand_memory::repositories(), None, None),
             Store::Postgres => {
                 let db = TestDb::new().await;
-                (db.repositories(), Some(db))
+                let url = db.url().to_owned();
+                (db.repositories(), Some(db), Some(url))
             }
             Store::PostgresAt(url) => {
                 deckhand_postgres::run_migrations(&url)
                     .await
                     .expect("migrate the database");
-                let pool = deckhand_postgres::connect(&url, 4)
-                    .await
-                    .expect("connect a pool");
-                (deckhand_postgres::repositories(pool), None)
+                (postgres_repositories(&url).await, None, Some(url))
             }
         };
         let mut system = SystemPorts::system();
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        let app = TestApp::serve(repositories, system, self.rate_limits, self.public_url, db);
+        let mut app = TestApp::serve(repositories, system, self.rate_limits, self.public_url, db);
+        app.database_url = database_url;
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
             .await
@@ -151,8 +152,32 @@ impl TestApp {
             client: reqwest::Client::new(),
             services,
             server: handle,
+            database_url: None,
             _db: db,
         }
+    }
+
+    /// A second instance of the service on the same PostgreSQL store (its own pool, services
+    /// and per-instance caches), as a load balancer would spread requests over. The first
+    /// must outlive it.
+    ///
+    /// # Panics
+    ///
+    /// On the memory store, which no second process could share.
+    pub async fn another_instance(&self) -> TestApp {
+        let url = self
+            .database_url
+            .clone()
+            .expect("a second instance needs a PostgreSQL store");
+        let repositories = postgres_repositories(&url).await;
+        let mut app = TestApp::serve(
+            repositories,
+            SystemPorts::system(),
+            Some(HttpConfig::default_rate_limits()),
+            None,
+        );
+        app.database_url = Some(url);
+        app
     }
 
     /// The absolute URL of `path` (which starts with `/`).
@@ -193,6 +218,13 @@ impl TestApp {
             pat["token"].as_str().expect("token").to_owned(),
         )
     }
+}
+
+async fn postgres_repositories(url: &str) -> Repositories {
+    let pool = deckhand_postgres::connect(url, 4)
+        .await
+        .expect("connect a pool");
+    deckhand_postgres::repositories(pool)
 }
 
 impl Drop for TestApp {

@@ -14,6 +14,8 @@ use deckhand_domain::decks::{
     ContentType, Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader,
     DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility, trending,
 };
+use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim, KeyRecord};
+use deckhand_domain::idempotency::{self, Fingerprint, IdempotencyKey, StoredResponse};
 use deckhand_domain::identity::ports::{
     InsertApiKeyError, InsertPartnerError, InsertPatError, InsertUserError,
 };
@@ -137,6 +139,12 @@ macro_rules! repository_contract_suite {
             a_dpop_proof_id_is_recorded_once_per_key,
             an_expired_dpop_proof_id_is_taken_over,
             concurrent_records_of_one_dpop_proof_id_let_exactly_one_win,
+            an_idempotency_key_is_claimed_once_per_caller,
+            expired_released_and_abandoned_keys_are_claimed_again,
+            concurrent_first_claims_of_a_key_let_exactly_one_win,
+            deck_likes_count_once_per_user_and_follow_the_sort,
+            concurrent_likes_lose_nothing,
+            guide_likes_count_once_per_user_for_visible_guides,
             // suite: end
         );
     };
@@ -2809,6 +2817,345 @@ pub async fn concurrent_records_of_one_dpop_proof_id_let_exactly_one_win(
         let (first, second) = (first?, second?);
         assert!(first != second, "exactly one record wins: {first} {second}");
     }
+// Idempotency keys.
+
+fn key_claim(caller: &str, key: &str) -> KeyClaim {
+    KeyClaim {
+        caller: caller.into(),
+        key: IdempotencyKey::parse(key.as_bytes()).unwrap_or_else(|_| unreachable!("a test key")),
+        claim_id: Uuid::now_v7(),
+    }
+}
+
+fn claim_request(claim: &KeyClaim, body: &[u8], at: time::OffsetDateTime) -> ClaimRequest {
+    ClaimRequest {
+        claim: claim.clone(),
+        fingerprint: Fingerprint::of("POST", "/games/mtg/decks", body),
+        now: at,
+        expires_at: at + idempotency::KEY_LIFETIME,
+        abandoned_before: at - idempotency::ABANDONED_AFTER,
+    }
+}
+
+fn created(body: &str) -> StoredResponse {
+    StoredResponse {
+        status: 201,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("etag".into(), "\"1\"".into()),
+        ],
+        body: body.as_bytes().to_vec(),
+    }
+}
+
+pub async fn an_idempotency_key_is_claimed_once_per_caller(repos: &Repositories) -> Outcome {
+    let keys = &repos.idempotency_keys;
+    let at = datetime!(2026-06-01 12:00 UTC);
+    let first = key_claim("user:a", "k-1");
+    assert_eq!(
+        keys.claim(&claim_request(&first, b"{}", at)).await?,
+        Claimed::Claimed
+    );
+    // While it runs, a repeat finds it unfinished, whatever its body.
+    let repeat = key_claim("user:a", "k-1");
+    let in_progress = Claimed::Held(KeyRecord {
+        fingerprint: Fingerprint::of("POST", "/games/mtg/decks", b"{}"),
+        response: None,
+    });
+    assert_eq!(
+        keys.claim(&claim_request(&repeat, b"{}", at)).await?,
+        in_progress
+    );
+    // Keys are the caller's: another caller's same key is another key.
+    let other_caller = key_claim("partner:acme", "k-1");
+    assert_eq!(
+        keys.claim(&claim_request(&other_caller, b"{}", at)).await?,
+        Claimed::Claimed
+    );
+    // Only the holding claim completes it; the response comes back byte for byte.
+    keys.complete(&repeat, &created("{\"wrong\":true}")).await?;
+    keys.complete(&first, &created("{\"id\":\"é\"}")).await?;
+    assert_eq!(
+        keys.claim(&claim_request(
+            &repeat,
+            b"{}",
+            at + time::Duration::hours(23)
+        ))
+        .await?,
+        Claimed::Held(KeyRecord {
+            fingerprint: Fingerprint::of("POST", "/games/mtg/decks", b"{}"),
+            response: Some(created("{\"id\":\"é\"}")),
+        })
+    );
+    // A finished record is never released, and is never abandoned.
+    keys.release(&first).await?;
+    let later = at + time::Duration::hours(2);
+    assert!(matches!(
+        keys.claim(&claim_request(&repeat, b"{}", later)).await?,
+        Claimed::Held(KeyRecord {
+            response: Some(_),
+            ..
+        })
+    ));
+    Ok(())
+}
+
+pub async fn expired_released_and_abandoned_keys_are_claimed_again(
+    repos: &Repositories,
+) -> Outcome {
+    let keys = &repos.idempotency_keys;
+    let at = datetime!(2026-06-01 12:00 UTC);
+    // Expired after 24 hours, even when finished.
+    let first = key_claim("user:a", "expires");
+    keys.claim(&claim_request(&first, b"{}", at)).await?;
+    keys.complete(&first, &created("{}")).await?;
+    let next_day = key_claim("user:a", "expires");
+    assert_eq!(
+        keys.claim(&claim_request(
+            &next_day,
+            b"{\"other\":1}",
+            at + idempotency::KEY_LIFETIME
+        ))
+        .await?,
+        Claimed::Claimed
+    );
+    // Released by its holder: free at once.
+    let failed = key_claim("user:a", "released");
+    keys.claim(&claim_request(&failed, b"{}", at)).await?;
+    keys.release(&key_claim("user:a", "released")).await?;
+    assert!(matches!(
+        keys.claim(&claim_request(&key_claim("user:a", "released"), b"{}", at))
+            .await?,
+        Claimed::Held(_)
+    ));
+    keys.release(&failed).await?;
+    let retry = key_claim("user:a", "released");
+    assert_eq!(
+        keys.claim(&claim_request(&retry, b"{}", at)).await?,
+        Claimed::Claimed
+    );
+    // Unfinished past the abandonment delay: a retry takes it over, and the overtaken
+    // request can neither complete nor release it afterwards.
+    let takeover_at = at + idempotency::ABANDONED_AFTER;
+    let successor = key_claim("user:a", "released");
+    assert_eq!(
+        keys.claim(&claim_request(&successor, b"{}", takeover_at))
+            .await?,
+        Claimed::Claimed
+    );
+    keys.complete(&retry, &created("{\"stale\":true}")).await?;
+    keys.release(&retry).await?;
+    keys.complete(&successor, &created("{\"fresh\":true}"))
+        .await?;
+    assert_eq!(
+        keys.claim(&claim_request(
+            &key_claim("user:a", "released"),
+            b"{}",
+            takeover_at
+        ))
+        .await?,
+        Claimed::Held(KeyRecord {
+            fingerprint: Fingerprint::of("POST", "/games/mtg/decks", b"{}"),
+            response: Some(created("{\"fresh\":true}")),
+        })
+    );
+    Ok(())
+}
+
+pub async fn concurrent_first_claims_of_a_key_let_exactly_one_win(repos: &Repositories) -> Outcome {
+    let at = now();
+    let claims = (0..8).map(|_| {
+        let keys = repos.idempotency_keys.clone();
+        let request = claim_request(&key_claim("user:a", "race"), b"{}", at);
+        tokio::spawn(async move { keys.claim(&request).await })
+    });
+    let mut winners = 0;
+    for claim in claims.collect::<Vec<_>>() {
+        if claim.await?? == Claimed::Claimed {
+            winners += 1;
+        }
+    }
+    assert_eq!(winners, 1);
+    Ok(())
+}
+
+// Likes.
+
+pub async fn deck_likes_count_once_per_user_and_follow_the_sort(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let (liked, other) = (deck(&alice, "Liked"), deck(&alice, "Other"));
+    let mut hidden = deck(&alice, "Hidden");
+    hidden.content.visibility = Visibility::Private;
+    for new in [&liked, &other, &hidden] {
+        repos.decks.insert(new).await?;
+    }
+    let reader = |viewer: &User| DeckReader {
+        game: "mtg".into(),
+        viewer: Some(viewer.id),
+    };
+    let like = |id: DeckId, by: &User, liked: bool| {
+        let (decks, reader, user) = (repos.decks.clone(), reader(by), by.id);
+        async move { decks.set_like(id, &reader, user, liked, now()).await }
+    };
+    let likes = |id: DeckId| {
+        let decks = repos.decks.clone();
+        async move { anyhow::Ok(decks.find(id).await?.context("the deck")?.likes) }
+    };
+    // Idempotent per user.
+    assert!(like(liked.id, &bob, true).await?);
+    assert!(like(liked.id, &bob, true).await?);
+    assert!(like(liked.id, &alice, true).await?);
+    assert_eq!(likes(liked.id).await?, 2);
+    let mut by_likes = list_query(None);
+    by_likes.sort = DeckSort::Likes;
+    by_likes.order = SortOrder::Desc;
+    let page = repos.decks.list(&by_likes).await?;
+    assert_eq!(page.items[0].id, liked.id);
+    assert_eq!(page.items[0].likes, 2);
+    assert!(like(liked.id, &bob, false).await?);
+    assert!(like(liked.id, &bob, false).await?);
+    assert_eq!(likes(liked.id).await?, 1);
+    // Hidden from the liker, another game, or missing: refused, nothing counted.
+    assert!(!like(hidden.id, &bob, true).await?);
+    assert!(like(hidden.id, &alice, true).await?);
+    assert_eq!(likes(hidden.id).await?, 1);
+    let elsewhere = DeckReader {
+        game: "other".into(),
+        viewer: Some(bob.id),
+    };
+    assert!(
+        !repos
+            .decks
+            .set_like(other.id, &elsewhere, bob.id, true, now())
+            .await?
+    );
+    assert!(!like(DeckId(Uuid::now_v7()), &bob, true).await?);
+    assert_eq!(likes(other.id).await?, 0);
+    Ok(())
+}
+
+pub async fn concurrent_likes_lose_nothing(repos: &Repositories) -> Outcome {
+    let owner = user("owner");
+    repos.users.insert(&owner).await?;
+    let target = deck(&owner, "Popular");
+    repos.decks.insert(&target).await?;
+    let primary = deck(&owner, "Primary");
+    repos.decks.insert(&primary).await?;
+    let guide = new_guide(&owner, primary.id, "Popular plan");
+    repos.sideboard_guides.insert(&guide).await?;
+    let mut fans = Vec::new();
+    for index in 0..6 {
+        let fan = user(&format!("fan{index}"));
+        repos.users.insert(&fan).await?;
+        fans.push(fan.id);
+    }
+    // Every fan likes twice at once, on the deck and the guide.
+    let tasks: Vec<_> = fans
+        .iter()
+        .chain(fans.iter())
+        .map(|fan| {
+            let (decks, guides, fan) = (repos.decks.clone(), repos.sideboard_guides.clone(), *fan);
+            let reader = DeckReader {
+                game: "mtg".into(),
+                viewer: Some(fan),
+            };
+            tokio::spawn(async move {
+                let deck = decks.set_like(target.id, &reader, fan, true, now()).await?;
+                let guide = guides.set_like(guide.id, "mtg", fan, true, now()).await?;
+                anyhow::Ok(deck && guide)
+            })
+        })
+        .collect();
+    for task in tasks {
+        assert!(task.await??);
+    }
+    let deck_likes = repos
+        .decks
+        .find(target.id)
+        .await?
+        .context("the deck")?
+        .likes;
+    let guide_likes = repos
+        .sideboard_guides
+        .find(guide.id)
+        .await?
+        .context("the guide")?
+        .likes;
+    assert_eq!((deck_likes, guide_likes), (6, 6));
+    Ok(())
+}
+
+pub async fn guide_likes_count_once_per_user_for_visible_guides(repos: &Repositories) -> Outcome {
+    let (alice, bob) = (user("alice"), user("bob"));
+    repos.users.insert(&alice).await?;
+    repos.users.insert(&bob).await?;
+    let primary = deck(&alice, "Primary");
+    repos.decks.insert(&primary).await?;
+    let public = new_guide(&alice, primary.id, "Public plan");
+    let mut private = new_guide(&alice, primary.id, "Private plan");
+    private.content.visibility = Visibility::Private;
+    let before = repos.sideboard_guides.insert(&public).await?;
+    repos.sideboard_guides.insert(&private).await?;
+    let guides = &repos.sideboard_guides;
+    assert!(
+        guides
+            .set_like(public.id, "mtg", bob.id, true, now())
+            .await?
+    );
+    assert!(
+        guides
+            .set_like(public.id, "mtg", bob.id, true, now())
+            .await?
+    );
+    let after = guides.find(public.id).await?.context("the guide")?;
+    // A like is no edit.
+    assert_eq!(
+        (after.likes, after.updated_at),
+        (1, before.guide.updated_at)
+    );
+    let mut by_likes = guide_query(bob.id);
+    by_likes.sort = GuideSort::Likes;
+    by_likes.order = SortOrder::Desc;
+    let page = guides.list(&by_likes).await?;
+    assert_eq!(
+        page.items
+            .iter()
+            .map(|g| (g.id, g.likes))
+            .collect::<Vec<_>>(),
+        [(public.id, 1)]
+    );
+    assert!(
+        guides
+            .set_like(public.id, "mtg", bob.id, false, now())
+            .await?
+    );
+    assert_eq!(guides.find(public.id).await?.context("the guide")?.likes, 0);
+    assert!(
+        !guides
+            .set_like(private.id, "mtg", bob.id, true, now())
+            .await?
+    );
+    assert!(
+        !guides
+            .set_like(public.id, "other", bob.id, true, now())
+            .await?
+    );
+    assert!(
+        !guides
+            .set_like(GuideId(Uuid::now_v7()), "mtg", bob.id, true, now())
+            .await?
+    );
+    assert!(
+        guides
+            .set_like(private.id, "mtg", alice.id, true, now())
+            .await?
+    );
+    assert_eq!(
+        guides.find(private.id).await?.context("the guide")?.likes,
+        1
+    );
     Ok(())
 }
 

@@ -408,3 +408,92 @@ async fn cached_games_follow_changes_made_by_anyone() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[derive(QueryableByName)]
+struct PlanLine {
+    #[diesel(sql_type = Text, column_name = "QUERY PLAN")]
+    line: String,
+}
+
+#[derive(QueryableByName)]
+struct Count {
+    #[diesel(sql_type = BigInt)]
+    count: i64,
+}
+
+/// Expired idempotency keys are swept a few per claim, found through the expiry index (not a
+/// scan of the live keys), and a claim takes no live key of anyone else with it.
+#[tokio::test]
+async fn claims_sweep_expired_keys_through_the_expiry_index() {
+    use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim};
+    use deckhand_domain::idempotency::{Fingerprint, IdempotencyKey};
+
+    let db = TestDb::new().await;
+    let mut conn = db.pool().get().await.unwrap();
+    // 20,000 live keys and 100 expired ones.
+    conn.batch_execute(
+        "INSERT INTO idempotency_keys (caller, key, fingerprint, claim_id, claimed_at, expires_at)
+         SELECT 'user:' || (n % 50), 'k' || n, sha256(n::text::bytea), gen_random_uuid(),
+                now() - interval '1 hour',
+                CASE WHEN n <= 100 THEN now() - interval '1 minute' ELSE now() + interval '1 day' END
+         FROM generate_series(1, 20100) AS n;
+         ANALYZE idempotency_keys;",
+    )
+    .await
+    .unwrap();
+    let plan: Vec<PlanLine> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "EXPLAIN SELECT ctid FROM idempotency_keys
+             WHERE expires_at <= now() AND NOT (caller = 'user:1' AND key = 'k1')
+             LIMIT 8 FOR UPDATE SKIP LOCKED",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    let plan: Vec<String> = plan.into_iter().map(|line| line.line).collect();
+    eprintln!("{}", plan.join("\n"));
+    assert!(
+        plan.iter()
+            .any(|line| line.contains("idempotency_keys_by_expiry")),
+        "{plan:#?}"
+    );
+
+    let keys = db.repositories().idempotency_keys;
+    let now = time::OffsetDateTime::now_utc();
+    let claim = KeyClaim {
+        caller: "user:new".into(),
+        key: IdempotencyKey::parse(b"fresh").unwrap(),
+        claim_id: Uuid::now_v7(),
+    };
+    let request = ClaimRequest {
+        claim,
+        fingerprint: Fingerprint::of("POST", "/x", b""),
+        now,
+        expires_at: now + time::Duration::days(1),
+        abandoned_before: now - time::Duration::minutes(1),
+    };
+    assert_eq!(keys.claim(&request).await.unwrap(), Claimed::Claimed);
+    let counts: Count = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT count(*) FILTER (WHERE expires_at <= now()) AS count FROM idempotency_keys",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        counts.count,
+        100 - 8,
+        "eight expired keys swept by one claim"
+    );
+    let live: Count = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT count(*) FILTER (WHERE expires_at > now()) AS count FROM idempotency_keys",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    assert_eq!(live.count, 20_000 + 1);
+}

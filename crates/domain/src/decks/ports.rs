@@ -155,6 +155,18 @@ pub trait DeckRepository: Send + Sync {
         trending_weight: f64,
     ) -> anyhow::Result<Option<ViewCount>>;
 
+    /// Records `user`'s like of the deck (`liked`) or withdraws it, moving the deck's `likes`
+    /// counter in the same statement: idempotent per user, and concurrent calls lose nothing.
+    /// False, changing nothing, when there is no such deck or `reader` may not see it.
+    async fn set_like(
+        &self,
+        id: DeckId,
+        reader: &DeckReader,
+        user: UserId,
+        liked: bool,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool>;
+
     /// Deletes view records older than `before`; returns how many.
     async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
 

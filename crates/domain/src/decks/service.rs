@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::Patch;
 use crate::catalog::{CatalogService, Game, Printing, Unresolved};
 use crate::identity::{Principal, UserId};
+use crate::likes::{LikeError, liker};
 use crate::ports::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
@@ -332,6 +333,28 @@ impl DeckService {
             )
             .await?
             .ok_or(DeckError::NotFound)
+    }
+
+    /// Likes (`liked`) or unlikes a deck the caller may see, as the user of its credentials.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
+    pub async fn set_like(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        liked: bool,
+    ) -> Result<(), LikeError> {
+        let user = liker(principal)?;
+        let reader = DeckReader {
+            game: game.slug.clone(),
+            viewer: Some(user),
+        };
+        let at = self.system.clock.now();
+        if self.decks.set_like(id, &reader, user, liked, at).await? {
+            Ok(())
+        } else {
+            Err(LikeError::NotFound)
+        }
     }
 
     /// The deck's strategy guide as the caller may read it: whole for the owner and premium

@@ -348,6 +348,7 @@ mod tests {
             sideboard_guides: Arc::new(
                 crate::sideboards::ports::MockSideboardGuideRepository::new(),
             ),
+            idempotency_keys: Arc::new(crate::idempotency::ports::MockIdempotencyRepository::new()),
         };
         let system = SystemPorts {
             clock: Arc::new(FixedClock::at(

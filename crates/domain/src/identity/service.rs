@@ -312,6 +312,7 @@ mod tests {
             sideboard_guides: Arc::new(
                 crate::sideboards::ports::MockSideboardGuideRepository::new(),
             ),
+            idempotency_keys: Arc::new(crate::idempotency::ports::MockIdempotencyRepository::new()),
         };
         IdentityService::new(&repositories, system(), ServiceSettings::new([3; 32]))
     }

@@ -108,6 +108,19 @@ pub trait SideboardGuideRepository: Send + Sync {
     /// the deck is not attached, or is the primary deck.
     async fn detach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool>;
 
+    /// Records `user`'s like of the guide (`liked`) or withdraws it, moving the guide's `likes`
+    /// counter in the same statement (never its `editedAt`): idempotent per user, and
+    /// concurrent calls lose nothing. False, changing nothing, when there is no such guide in
+    /// `game` or `user` may not see it.
+    async fn set_like(
+        &self,
+        id: GuideId,
+        game: &str,
+        user: UserId,
+        liked: bool,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<bool>;
+
     /// Adds a matchup created at `at` to an existing guide and marks the guide edited.
     async fn add_matchup(
         &self,

@@ -7,6 +7,7 @@ use crate::catalog::Game;
 use crate::decks::ports::DeckRepository;
 use crate::decks::{Deck, DeckId, Page};
 use crate::identity::{Principal, UserId};
+use crate::likes::{LikeError, liker};
 use crate::ports::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
@@ -124,6 +125,27 @@ impl SideboardGuideService {
                 Ok(detail.seen_by(viewer))
             }
             _ => Err(GuideError::NotFound),
+        }
+    }
+
+    /// Likes (`liked`) or unlikes a guide the caller may see, as the user of its credentials.
+    pub async fn set_like(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: GuideId,
+        liked: bool,
+    ) -> Result<(), LikeError> {
+        let user = liker(principal)?;
+        let at = self.system.clock.now();
+        if self
+            .guides
+            .set_like(id, &game.slug, user, liked, at)
+            .await?
+        {
+            Ok(())
+        } else {
+            Err(LikeError::NotFound)
         }
     }
 

@@ -3,4 +3,5 @@
 
 pub(crate) mod cards;
 pub(crate) mod decks;
+pub(crate) mod envelope;
 pub(crate) mod games;

@@ -9,6 +9,7 @@ use super::{DeckListItem, etag, formats_of};
 use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::decks::FeaturedCardDto;
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -26,6 +27,15 @@ pub enum Expand {
 
 /// The deck detail: the deck with its cards, summary and provenance.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy",
+    "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"}, "game": "mtg",
+    "visibility": ["public"], "format": null, "archetype": "Aggro", "views": 12, "likes": 3,
+    "hasGuide": true, "hasSideboardGuide": true, "hasVideo": false,
+    "editedAt": "2026-11-21T09:50:02.120044Z", "createdAt": "2026-11-21T09:46:30.758347Z",
+    "sourceProvider": "manual", "notes": "", "featured_cards": [],
+    "sourceExternalId": null, "sourceExternalUrl": null
+}))]
 pub struct DeckDetail {
     #[serde(flatten)]
     item: DeckListItem,
@@ -117,7 +127,8 @@ fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
     responses(
         (status = 200, body = DeckDetail, headers(("ETag" = String, description = "`\"<version>\"`"))),
         (status = 304, description = "`If-None-Match` names the current version"),
-        (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
+        (status = 403, body = ErrorEnvelope), (status = 404, description = "No such deck, or hidden from the caller", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/decks/{id}")]

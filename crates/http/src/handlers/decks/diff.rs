@@ -7,6 +7,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::access::{DeckPath, PathAccess, ReadDecks};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -157,8 +158,9 @@ impl From<VersionDiff> for VersionDiffDto {
                     "old_quantity": 4, "new_quantity": 3}]
             }]
         })),
-        (status = 403),
-        (status = 404, description = "No such deck, hidden from the caller, or no such version"),
+        (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such deck, hidden from the caller, or no such version", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/decks/{id}/versions/{from}/diff/{to}")]

@@ -9,6 +9,7 @@ use uuid::Uuid;
 use super::CardLineDto;
 use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::body::{Body, json_or_text};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::{ApiError, FieldError};
 use crate::state::HttpState;
 
@@ -23,6 +24,7 @@ pub const MAX_HEADER_BYTES: usize = 4096;
 /// Exactly one of `deck_id` and `deck_payload`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "version": 2}))]
 pub struct ExportBody {
     /// A deck of this game the caller may see.
     #[serde(default)]
@@ -125,9 +127,10 @@ impl ExportBody {
                 ("Vary" = String, description = "`Accept`"),
             ),
             content((String = "application/json"), (String = "text/plain"))),
-        (status = 400, description = "Both or neither of deck_id and deck_payload, or an invalid payload"),
-        (status = 403, description = "An authenticated caller without decks:read"),
-        (status = 404, description = "Unknown game, or a deck that does not exist or is hidden from the caller"),
+        (status = 400, description = "Both or neither of deck_id and deck_payload, or an invalid payload", body = ErrorEnvelope),
+        (status = 403, description = "An authenticated caller without decks:read", body = ErrorEnvelope),
+        (status = 404, description = "Unknown game, or a deck that does not exist or is hidden from the caller", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[post("/games/{game}/decks/export/text")]

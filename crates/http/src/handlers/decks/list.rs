@@ -11,6 +11,7 @@ use uuid::Uuid;
 use super::{DeckListItem, formats_of};
 use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_page};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::pagination::{ListOptions, Paginated};
 use crate::state::HttpState;
@@ -119,10 +120,18 @@ impl DeckListQuery {
     params(GamePath, DeckListQuery, IfNoneMatchHeader),
     responses(
         (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object),
-            headers(("ETag" = String, description = "A weak tag over the page"))),
+            headers(("ETag" = String, description = "A weak tag over the page")), example = json!({"data": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy",
+            "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"}, "game": "mtg",
+            "visibility": ["public"], "format": null, "archetype": "Aggro", "views": 12, "likes": 3,
+            "hasGuide": true, "hasSideboardGuide": true, "hasVideo": false,
+            "editedAt": "2026-11-21T09:50:02.120044Z", "createdAt": "2026-11-21T09:46:30.758347Z",
+            "sourceProvider": "manual"}],
+        "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
+            "next": null, "previous": null}})),
         (status = 304, description = "`If-None-Match` names the page as it is"),
-        (status = 400, description = "A query parameter is invalid"),
-        (status = 403), (status = 404, description = "Unknown game"),
+        (status = 400, description = "A query parameter is invalid", body = ErrorEnvelope),
+        (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/decks")]

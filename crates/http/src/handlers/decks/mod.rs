@@ -5,8 +5,10 @@ pub(crate) mod detail;
 pub(crate) mod diff;
 pub(crate) mod export;
 pub(crate) mod guide;
+pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod rollback;
+pub(crate) mod unlike;
 pub(crate) mod update;
 pub(crate) mod versions;
 pub(crate) mod views;
@@ -101,6 +103,14 @@ impl DeckListItem {
 
 /// The deck write record: the answer of create, PATCH and rollback.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy", "notes": "",
+    "visibility": ["public"], "format": null, "youtube_url": null, "thumbnail": null,
+    "legal": true, "archetype": null, "is_archived": false, "likes": 0, "pageviews": 0,
+    "version": 1, "source_provider": "manual", "source_external_id": null,
+    "source_external_version": null, "source_external_url": null, "source_imported_at": null,
+    "created_at": "2026-11-21T09:46:30.758347Z", "updated_at": "2026-11-21T09:46:30.758347Z"
+}))]
 pub struct DeckWriteRecord {
     id: Uuid,
     name: String,
@@ -158,6 +168,8 @@ impl From<&Deck> for DeckWriteRecord {
 
 /// One history record of a deck.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"version_number": 2, "name_at_version": "Stompy", "edited_at": "2026-11-21T09:50:02.120044Z",
+    "history_type": "update", "visibility": ["public"]}))]
 pub struct DeckVersionDto {
     version_number: i32,
     name_at_version: String,

@@ -6,11 +6,14 @@ use utoipa::ToSchema;
 use super::{DeckWriteRecord, etag, if_match};
 use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
+use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({"version_number": 1}))]
 pub struct RollbackBody {
     /// 1-based position in the versions list.
     version_number: i64,
@@ -20,16 +23,21 @@ pub struct RollbackBody {
 #[utoipa::path(
     tag = "decks",
     request_body = RollbackBody,
-    params(DeckPath, ("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
+    params(DeckPath, IdempotencyKeyHeader, ("If-Match" = Option<String>, Header, description = "The version (ETag) the rollback is based on")),
     responses(
-        (status = 200, body = DeckWriteRecord, headers(("ETag" = String))),
-        (status = 400, description = "`version_number` is not an integer"),
-        (status = 401), (status = 403),
-        (status = 404, description = "No such deck, not the caller's, or no such version"),
-        (status = 412),
+        (status = 200, body = DeckWriteRecord, headers(("ETag" = String), ("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
+        (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or `version_number` is not an integer", body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such deck, not the caller's, or no such version", body = ErrorEnvelope),
+        (status = 412, body = ErrorEnvelope),
+        ServiceFailures,
+        IdempotencyFailures,
     )
 )]
-#[post("/games/{game}/decks/{id}/rollback")]
+#[post(
+    "/games/{game}/decks/{id}/rollback",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
 pub async fn rollback_deck(
     request: HttpRequest,

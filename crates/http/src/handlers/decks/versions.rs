@@ -4,6 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use super::DeckVersionDto;
 use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -14,7 +15,8 @@ use crate::state::HttpState;
     responses(
         (status = 200, body = Vec<DeckVersionDto>, headers(("ETag" = String, description = "`\"<newest version number>\"`"))),
         (status = 304, description = "`If-None-Match` names the newest version"),
-        (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
+        (status = 403, body = ErrorEnvelope), (status = 404, description = "No such deck, or hidden from the caller", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/decks/{id}/versions")]

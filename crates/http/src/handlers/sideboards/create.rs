@@ -3,22 +3,29 @@ use actix_web::{HttpResponse, post, web};
 use super::{GuideBody, GuideDetailDto};
 use crate::access::{GamePath, PathAccess, WriteSideboards};
 use crate::body::Body;
+use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 /// Create a guide on one of the caller's decks (extension), owned by the caller (a
 /// partner-only caller: its `created_by` user), with its first matchups.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GamePath),
+    params(GamePath, IdempotencyKeyHeader),
     request_body = GuideBody,
     responses(
-        (status = 201, body = GuideDetailDto),
-        (status = 400, description = "A field is invalid, or `deck_id` is not a deck of the caller (`details.fields`)"),
-        (status = 401), (status = 403), (status = 404, description = "Unknown game"),
+        (status = 201, body = GuideDetailDto, headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
+        (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or A field is invalid, or `deck_id` is not a deck of the caller (`details.fields`)", body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
+        ServiceFailures,
+        IdempotencyFailures,
     )
 )]
-#[post("/games/{game}/sideboard-guides")]
+#[post(
+    "/games/{game}/sideboard-guides",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn create_guide(
     state: web::Data<HttpState>,

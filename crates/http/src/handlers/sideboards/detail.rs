@@ -1,23 +1,28 @@
-use actix_web::{HttpResponse, get, web};
+use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::GuideDetailDto;
 use crate::access::{GuidePath, PathAccess, ReadSideboards};
+use crate::conditional::{IfNoneMatchHeader, json_strong};
+use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
 /// The guide detail (public spec 2.6) with its matchups and the decks the caller may see.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GuidePath),
+    params(GuidePath, IfNoneMatchHeader),
     responses(
-        (status = 200, body = GuideDetailDto),
-        (status = 401), (status = 403),
-        (status = 404, description = "No such guide, or one the caller may not see"),
+        (status = 200, body = GuideDetailDto, headers(("ETag" = String, description = "Strong, over the representation: it changes whenever any byte of it would"))),
+        (status = 304, description = "`If-None-Match` names the current representation"),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such guide, or one the caller may not see", body = ErrorEnvelope),
+        ServiceFailures,
     )
 )]
 #[get("/games/{game}/sideboard-guides/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
 pub async fn guide_detail(
+    request: HttpRequest,
     state: web::Data<HttpState>,
     PathAccess {
         principal,
@@ -31,5 +36,5 @@ pub async fn guide_detail(
         .sideboard_guides
         .get(&principal, &game, path.id)
         .await?;
-    Ok(HttpResponse::Ok().json(GuideDetailDto::from(&detail)))
+    json_strong(&request, &GuideDetailDto::from(&detail))
 }

@@ -5,9 +5,11 @@ pub(crate) mod attach;
 pub(crate) mod create;
 pub(crate) mod detach;
 pub(crate) mod detail;
+pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod matchups;
 pub(crate) mod my;
+pub(crate) mod unlike;
 pub(crate) mod update;
 
 use actix_web::{HttpRequest, HttpResponse};
@@ -24,7 +26,9 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::body::{json_or_text, nullable, present};
+use crate::conditional::json_page;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
+use crate::error::ApiError;
 use crate::handlers::decks::list::{instant, uuid};
 use crate::pagination::{ListOptions, Paginated};
 use crate::state::HttpState;
@@ -103,19 +107,16 @@ fn page_response(
     state: &HttpState,
     page: &Page<SideboardGuide>,
     list: &GuideListRequest,
-) -> HttpResponse {
+) -> Result<HttpResponse, ApiError> {
     let data = page
         .items
         .iter()
         .map(|guide| GuideListItem::new(guide, list.with_summary))
         .collect();
-    HttpResponse::Ok().json(Paginated::new(
+    json_page(
         request,
-        &state.config.public_url,
-        page,
-        list.page,
-        data,
-    ))
+        &Paginated::new(request, &state.config.public_url, page, list.page, data),
+    )
 }
 
 /// An attached deck in a guide's detail.
@@ -150,6 +151,14 @@ impl From<&CardOverride> for CardOverrideDto {
 
 /// A matchup (public spec 2.7).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
+    "special_card_overrides": [
+        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
+    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
+    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
+    "thumbnail": null, "is_featured": false
+}))]
 pub struct MatchupDto {
     id: Uuid,
     opponent_deck_name: String,
@@ -190,6 +199,25 @@ impl From<&Matchup> for MatchupDto {
 
 /// The guide detail (public spec 2.6).
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "01a2c3d4-0000-7000-8000-000000000001", "name": "Stompy sideboard plan",
+    "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"},
+    "game": "mtg", "visibility": ["public"], "deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6",
+    "format": "Pauper", "views": 0, "likes": 3, "hasMatchups": true, "thumbnail": null,
+    "editedAt": "2026-11-21T10:02:11.000001Z", "createdAt": "2026-11-21T10:02:11.000001Z",
+    "sourceProvider": "manual", "description": "", "notes": "", "youtube_url": null,
+    "premium": false, "is_archived": false, "tags": ["aggro"],
+    "matchups": [{
+    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
+    "special_card_overrides": [
+        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
+    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
+    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
+    "thumbnail": null, "is_featured": false
+}],
+    "decks": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy"}],
+    "attached_deck_ids": ["01a1fd80-0fe6-7089-a9ee-9e24acd337e6"]
+}))]
 pub struct GuideDetailDto {
     #[serde(flatten)]
     item: GuideListItem,
@@ -235,6 +263,11 @@ impl From<&GuideDetail> for GuideDetailDto {
 /// fields stay as they are (on create: their defaults).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "name": "Stompy sideboard plan", "deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6",
+    "visibility": ["public"], "format": "Pauper", "tags": ["aggro"],
+    "matchups": [{"opponent_deck_name": "Mono-Blue Faeries", "difficulty": "HARD"}]
+}))]
 pub struct GuideBody {
     /// Create only, required: the primary deck, one of the caller's decks of this game.
     deck_id: Option<String>,
@@ -355,6 +388,12 @@ pub struct CardOverrideBody {
 /// defaults).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(example = json!({
+    "opponent_deck_name": "Mono-Blue Faeries", "opponent_archetype": "Tempo", "difficulty": "HARD",
+    "sort_order": 1, "play_notes": "Race; they cannot block well.",
+    "special_card_overrides": [
+        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "quantity": 2}]
+}))]
 pub struct MatchupBody {
     /// 1 to 255 characters; required on create.
     #[serde(default, deserialize_with = "present")]

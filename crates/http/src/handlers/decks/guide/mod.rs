@@ -12,6 +12,9 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"id": "01a1fd81-0000-7000-8000-000000000003", "deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6",
+    "content_type": "markdown", "content": "# Game plan\n\nCurve out, then race.", "is_premium": false,
+    "created_at": "2026-11-21T09:47:00.000001Z", "updated_at": "2026-11-21T09:47:00.000001Z", "is_truncated": false}))]
 pub struct GuideDto {
     id: Uuid,
     deck_id: Uuid,

@@ -3,22 +3,29 @@ use actix_web::{HttpResponse, post, web};
 use super::super::{MatchupBody, MatchupDto};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
 use crate::body::Body;
+use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
+use crate::idempotency::IdempotencyKeyHeader;
 use crate::state::HttpState;
 
 /// Add a matchup to a guide (owner only); `opponent_deck_name` is required.
 #[utoipa::path(
     tag = "sideboard-guides",
-    params(GuidePath),
+    params(GuidePath, IdempotencyKeyHeader),
     request_body = MatchupBody,
     responses(
-        (status = 201, body = MatchupDto),
-        (status = 400, description = "Fields are invalid (`details.fields`, all of them)"),
-        (status = 401), (status = 403),
-        (status = 404, description = "No such guide, or not the caller's"),
+        (status = 201, body = MatchupDto, headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
+        (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or Fields are invalid (`details.fields`, all of them)", body = ErrorEnvelope),
+        (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
+        (status = 404, description = "No such guide, or not the caller's", body = ErrorEnvelope),
+        ServiceFailures,
+        IdempotencyFailures,
     )
 )]
-#[post("/games/{game}/sideboard-guides/{id}/matchups")]
+#[post(
+    "/games/{game}/sideboard-guides/{id}/matchups",
+    wrap = "actix_web::middleware::from_fn(crate::idempotency::idempotent)"
+)]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
 pub async fn create_matchup(
     state: web::Data<HttpState>,

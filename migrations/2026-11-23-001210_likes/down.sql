@@ -1,0 +1,2 @@
+DROP TABLE sideboard_guide_likes;
+DROP TABLE deck_likes;
