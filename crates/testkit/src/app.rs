@@ -11,6 +11,8 @@ use actix_web::dev::ServerHandle;
 use anyhow::Context as _;
 use clap::Parser as _;
 use deckhand::cli::{Cli, Command};
+use deckhand::server::ServerOptions;
+pub use deckhand::settings::ConnectionLimits;
 use deckhand_domain::Services;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
 use deckhand_http::HttpConfig;
@@ -40,9 +42,16 @@ pub struct TestAppBuilder {
     store: Store,
     clock: Option<Arc<dyn Clock>>,
     rate_limits: Option<BTreeMap<String, u32>>,
+    limits: ConnectionLimits,
 }
 
 impl TestAppBuilder {
+    /// Timeouts and connection limits (default: `deckhand serve`'s).
+    pub fn limits(mut self, limits: ConnectionLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Requests per minute by tier (default: the contract's defaults); `None` turns them off.
     pub fn rate_limits(mut self, quotas: Option<&[(&str, u32)]>) -> Self {
         self.rate_limits = quotas.map(|quotas| {
@@ -80,7 +89,7 @@ impl TestAppBuilder {
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        let app = TestApp::serve(repositories, system, self.rate_limits, db);
+        let app = TestApp::serve(repositories, system, self.rate_limits, self.limits, db);
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
             .await
@@ -95,6 +104,7 @@ impl TestApp {
             store,
             clock: None,
             rate_limits: Some(HttpConfig::default_rate_limits()),
+            limits: ConnectionLimits::default(),
         }
     }
 
@@ -110,6 +120,7 @@ impl TestApp {
         repositories: Repositories,
         system: SystemPorts,
         rate_limits: Option<BTreeMap<String, u32>>,
+        limits: ConnectionLimits,
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
@@ -119,11 +130,16 @@ impl TestApp {
         let services = Services::new(repositories, system, settings);
         let config = HttpConfig {
             rate_limits,
+            body_timeout: limits.client_request_timeout(),
             ..HttpConfig::new(base_url.clone())
         };
         let state =
             deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
-        let server = deckhand::server::run(state, listener, Some(1)).expect("start the server");
+        let options = ServerOptions {
+            workers: Some(1),
+            limits,
+        };
+        let server = deckhand::server::run(state, listener, options).expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);
         Self {
