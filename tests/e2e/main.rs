@@ -7,6 +7,7 @@ mod catalog;
 mod decks;
 mod export;
 mod guides;
+mod hostile;
 mod oauth;
 mod oauth_browser;
 mod oauth_support;

@@ -48,11 +48,12 @@ pub(crate) const OAUTH_BASE: &str = "/api/public/v1/oauth";
 
 /// The OpenAPI 3.1 document of the public API, from the same route list the server uses.
 pub fn document() -> OpenApi {
-    let (_, document) = App::new()
+    let (_, mut document) = App::new()
         .into_utoipa_app()
         .openapi(openapi::base())
         .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
+    openapi::complete(&mut document);
     document
 }
 
@@ -68,13 +69,14 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let (app, document) = App::new()
+    let (app, mut document) = App::new()
         // Registered before the API scope, which would otherwise take `/api/public/v1/...`.
         .configure(routes::operational)
         .into_utoipa_app()
         .openapi(openapi::base())
         .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
+    openapi::complete(&mut document);
     let routes = RouteIndex::new(&document, &routes::OPERATIONAL_PATHS);
     with_middleware(
         app.app_data(state)
