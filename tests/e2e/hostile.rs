@@ -402,11 +402,7 @@ async fn nul_characters_are_refused_wherever_text_arrives() {
             .bearer_auth(&token),
     )
     .await;
-    assert_eq!(
-        versions.as_array().map(Vec::len),
-        Some(1),
-        "{versions}"
-    );
+    assert_eq!(versions.as_array().map(Vec::len), Some(1), "{versions}");
     assert_still_serving(&app).await;
 }
 
@@ -491,6 +487,28 @@ async fn duplicate_and_conflicting_headers_are_refused() {
     assert_still_serving(&app).await;
 }
 
+/// Sends `bytes` one a second, listening for the answer meanwhile; returns how long the server
+/// let it go on, and its answer.
+async fn dribble(mut stream: TcpStream, bytes: &[u8]) -> (Duration, Raw) {
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    for byte in bytes {
+        if stream.write_all(&[*byte]).await.is_err() {
+            break;
+        }
+        let mut buffer = [0u8; 4096];
+        if let Ok(Ok(read)) =
+            tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buffer)).await
+        {
+            answer.extend_from_slice(&buffer[..read]);
+            if read == 0 || complete(&answer) {
+                break;
+            }
+        }
+    }
+    (started.elapsed(), parse(&answer))
+}
+
 #[tokio::test]
 async fn a_client_sending_a_byte_a_second_times_out_without_pinning_the_worker() {
     // One worker: if a slow client held it, nobody else would be served.
@@ -499,25 +517,12 @@ async fn a_client_sending_a_byte_a_second_times_out_without_pinning_the_worker()
         .user_with_token("mallory", "decks:read decks:write")
         .await;
     let slow_head = async {
-        let mut stream = TcpStream::connect(address(&app)).await.unwrap();
-        let started = Instant::now();
-        let mut answer = Vec::new();
-        for byte in b"GET /api/public/v1/_probe/public HTTP/1.1\r\nHost: x\r\n\r\n" {
-            if stream.write_all(&[*byte]).await.is_err() {
-                break;
-            }
-            let mut buffer = [0u8; 4096];
-            // A byte a second, listening for the answer meanwhile.
-            if let Ok(Ok(read)) =
-                tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buffer)).await
-            {
-                answer.extend_from_slice(&buffer[..read]);
-                if read == 0 || complete(&answer) {
-                    break;
-                }
-            }
-        }
-        (started.elapsed(), parse(&answer))
+        let stream = TcpStream::connect(address(&app)).await.unwrap();
+        dribble(
+            stream,
+            b"GET /api/public/v1/_probe/public HTTP/1.1\r\nHost: x\r\n\r\n",
+        )
+        .await
     };
     let slow_body = async {
         let mut stream = TcpStream::connect(address(&app)).await.unwrap();
@@ -526,21 +531,7 @@ async fn a_client_sending_a_byte_a_second_times_out_without_pinning_the_worker()
              Content-Type: application/json\r\nContent-Length: 20\r\n\r\n"
         );
         stream.write_all(head.as_bytes()).await.unwrap();
-        let started = Instant::now();
-        let mut answer = Vec::new();
-        for byte in br#"{"name":"slowpoke"}"# {
-            let _ = stream.write_all(&[*byte]).await;
-            let mut buffer = [0u8; 4096];
-            if let Ok(Ok(read)) =
-                tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buffer)).await
-            {
-                answer.extend_from_slice(&buffer[..read]);
-                if read == 0 || complete(&answer) {
-                    break;
-                }
-            }
-        }
-        (started.elapsed(), parse(&answer))
+        dribble(stream, br#"{"name":"slowpoke"}"#).await
     };
     let others = async {
         // Meanwhile, other clients are served at once.

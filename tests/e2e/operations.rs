@@ -334,3 +334,16 @@ async fn fields_documented_as_nullable_accept_null() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_committed_document_is_the_served_one() {
+    let app = TestApp::memory().await;
+    let (_, _, served) = send(app.client.get(app.api("/openapi.json"))).await;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+    let committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        committed == served,
+        "docs/openapi.json is out of date: run `cargo xtask openapi`"
+    );
+}

@@ -19,7 +19,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
-use crate::local::{get, output, path_text, psql, wait_for_health};
+use crate::local::{self, get, path_text, psql, wait_for_health};
 use crate::pg::Cluster;
 use crate::{cargo, display};
 
@@ -65,14 +65,7 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
         "postgresql:///{DATABASE}?host={}&user=postgres",
         cluster.socket().display()
     );
-    let app = |args: &[&str]| -> Result<String> {
-        let mut cmd = Command::new(&deckhand);
-        cmd.args(args)
-            .env("DATABASE_URL", &url)
-            .env("DECKHAND_SECRET_KEY", SECRET_KEY)
-            .env("RUST_LOG", "warn");
-        output(&mut cmd)
-    };
+    let app = |args: &[&str]| local::deckhand(&deckhand, &url, SECRET_KEY, args);
     app(&["migrate"])?;
     for (game, source, file) in [
         ("mtg", "scryfall", "crates/app/data/mtg-demo.jsonl"),

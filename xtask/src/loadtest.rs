@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::local::{output, path_text, psql, wait_for_health};
+use crate::local::{self, output, path_text, psql, wait_for_health};
 use crate::pg::{self, Cluster};
 use crate::{cargo, run_quietly};
 
@@ -100,14 +100,7 @@ fn measure(
     );
     psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
     psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
-    let app = |args: &[&str]| -> Result<String> {
-        let mut cmd = Command::new(deckhand);
-        cmd.args(args)
-            .env("DATABASE_URL", &url)
-            .env("DECKHAND_SECRET_KEY", SECRET_KEY)
-            .env("RUST_LOG", "warn");
-        output(&mut cmd)
-    };
+    let app = |args: &[&str]| local::deckhand(deckhand, &url, SECRET_KEY, args);
     app(&["migrate"])?;
     psql(
         cluster,

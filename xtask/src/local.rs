@@ -50,6 +50,16 @@ pub fn get(address: &str, path: &str) -> Result<(u16, String)> {
     Ok((code, body))
 }
 
+/// `deckhand <args>` on the database at `url`, sealing with `secret_key`; returns its stdout.
+pub fn deckhand(binary: &Path, url: &str, secret_key: &str, args: &[&str]) -> Result<String> {
+    let mut cmd = Command::new(binary);
+    cmd.args(args)
+        .env("DATABASE_URL", url)
+        .env("DECKHAND_SECRET_KEY", secret_key)
+        .env("RUST_LOG", "warn");
+    output(&mut cmd)
+}
+
 pub fn psql(cluster: &Cluster, database: &str, args: &[&str]) -> Result<String> {
     let socket = path_text(&cluster.socket())?;
     output(
