@@ -180,7 +180,9 @@ fn fuzz(
     options: &Options,
 ) -> Result<()> {
     let mut cmd = Command::new(st);
-    cmd.current_dir(root)
+    // Schemathesis keeps a cache of past failures in its working directory: a fresh one each
+    // run, so that a run depends on its seed alone.
+    cmd.current_dir(work)
         .arg("--config-file")
         .arg(root.join(CONFIG))
         .arg("run")
