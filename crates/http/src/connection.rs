@@ -14,7 +14,6 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use actix_web::ResponseError as _;
 use actix_web::http::StatusCode;
 use actix_web::web::{Buf as _, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -142,7 +141,6 @@ fn enveloped(status: StatusCode) -> Vec<u8> {
         status.canonical_reason().unwrap_or(""),
         body.len(),
     );
-    debug_assert_eq!(error.status_code(), status);
     let mut response = head.into_bytes();
     response.extend_from_slice(body.as_bytes());
     response
