@@ -9,6 +9,7 @@ mod dpop;
 mod export;
 mod faults;
 mod guides;
+mod hostile;
 mod idempotency;
 mod input_properties;
 mod likes;

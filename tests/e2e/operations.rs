@@ -202,3 +202,210 @@ async fn the_openapi_document_lists_the_operations() {
         );
     }
 }
+
+/// Every `$ref` in `value`.
+fn references(value: &serde_json::Value, found: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (name, field) in fields {
+                match (name.as_str(), field.as_str()) {
+                    ("$ref", Some(target)) => found.push(target.to_owned()),
+                    _ => references(field, found),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|item| references(item, found)),
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn the_openapi_document_documents_every_error_and_links() {
+    let app = TestApp::memory().await;
+    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+
+    let mut refs = Vec::new();
+    references(&document, &mut refs);
+    for target in refs {
+        let name = target.trim_start_matches("#/components/schemas/");
+        assert!(
+            document["components"]["schemas"][name].is_object(),
+            "{target} is referenced but not defined"
+        );
+    }
+    assert_eq!(
+        document["components"]["schemas"]["Expand"]["enum"],
+        json!(["cards"])
+    );
+
+    let mut operation_ids = Vec::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let responses = &operation["responses"];
+            operation_ids.push(operation["operationId"].as_str().unwrap().to_owned());
+            let mut expected = vec!["400", "401", "408", "431", "500", "503"];
+            if !path.starts_with("/api/public/v1/oauth") {
+                expected.push("429");
+            }
+            if operation["requestBody"].is_object() {
+                expected.extend(["413", "415"]);
+            }
+            if path.contains('{') {
+                expected.push("404");
+            }
+            for status in expected {
+                let response = &responses[status];
+                assert!(
+                    response["content"]["application/json"]["schema"].is_object(),
+                    "{method} {path} does not document {status} with a body: {response}"
+                );
+            }
+            if let Some(retry) = responses.get("429") {
+                assert!(
+                    retry["headers"]["Retry-After"].is_object(),
+                    "{method} {path}"
+                );
+            }
+            if !path.starts_with("/api/public/v1/oauth") {
+                for status in ["400", "404", "415", "429", "500"] {
+                    if let Some(response) = responses.get(status) {
+                        assert_eq!(
+                            response["content"]["application/json"]["schema"]["$ref"],
+                            "#/components/schemas/Error",
+                            "{method} {path} {status}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    // Links a client (or a fuzzer) follows from a created resource to the operations on it,
+    // each naming an existing operation.
+    let created = &document["paths"]["/api/public/v1/games/{game}/decks"]["post"]["responses"]["201"]
+        ["links"];
+    assert_eq!(
+        created["update_deck"],
+        json!({"operationId": "update_deck", "parameters": {"game": "$request.path.game", "id": "$response.body#/id"}})
+    );
+    let guide = &document["paths"]["/api/public/v1/games/{game}/sideboard-guides"]["post"]["responses"]
+        ["201"]["links"];
+    assert!(guide["create_matchup"].is_object(), "{guide}");
+    let games = &document["paths"]["/api/public/v1/games"]["get"]["responses"]["200"]["links"];
+    assert_eq!(
+        games["create_deck"]["parameters"]["game"],
+        "$response.body#/0/slug"
+    );
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for operation in item.as_object().unwrap().values() {
+            for response in operation["responses"].as_object().unwrap().values() {
+                for link in response["links"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|links| links.values())
+                {
+                    let target = link["operationId"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{path}: {link}"));
+                    assert!(
+                        operation_ids.iter().any(|id| id == target),
+                        "{path}: {target}"
+                    );
+                }
+            }
+        }
+    }
+
+    // A field the document calls nullable takes `null`; the others are not called nullable.
+    let guide_body = &document["components"]["schemas"]["GuideBody"]["properties"];
+    assert_eq!(
+        guide_body["name"]["type"], "string",
+        "{}",
+        guide_body["name"]
+    );
+    assert_eq!(guide_body["youtube_url"]["type"], json!(["string", "null"]));
+}
+
+#[tokio::test]
+async fn fields_documented_as_nullable_accept_null() {
+    let app = TestApp::memory().await;
+    let (_, token) = app
+        .user_with_token(
+            "nula",
+            "decks:read decks:write sideboards:read sideboards:write",
+        )
+        .await;
+    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    let (status, _, deck) = send(
+        app.client
+            .post(app.api("/games/mtg/decks"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Nullable"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{deck}");
+    let deck_id = deck["id"].as_str().unwrap();
+    let (status, _, guide) = send(
+        app.client
+            .post(app.api("/games/mtg/sideboard-guides"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Nullable", "deck_id": deck_id})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{guide}");
+    let guide_id = guide["id"].as_str().unwrap();
+    for (schema, url) in [
+        ("DeckBody", format!("/games/mtg/decks/{deck_id}")),
+        (
+            "GuideBody",
+            format!("/games/mtg/sideboard-guides/{guide_id}"),
+        ),
+    ] {
+        let properties = document["components"]["schemas"][schema]["properties"]
+            .as_object()
+            .unwrap();
+        for (name, property) in properties {
+            let nullable = property["type"]
+                .as_array()
+                .is_some_and(|types| types.iter().any(|kind| kind == "null"));
+            if !nullable {
+                continue;
+            }
+            // With another change, so that a null that means "leave it" still makes a PATCH.
+            let mut change = json!({ name.as_str(): null });
+            if schema == "DeckBody" {
+                change[if name == "legal" { "notes" } else { "legal" }] = if name == "legal" {
+                    json!("n")
+                } else {
+                    json!(true)
+                };
+            } else {
+                change["tags"] = json!(["x"]);
+            }
+            let (status, _, body) = send(
+                app.client
+                    .patch(app.api(&url))
+                    .bearer_auth(&token)
+                    .json(&change),
+            )
+            .await;
+            assert!(
+                status.is_success(),
+                "{schema}.{name} is documented nullable but null is refused: {body}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_committed_document_is_the_served_one() {
+    let app = TestApp::memory().await;
+    let (_, _, served) = send(app.client.get(app.api("/openapi.json"))).await;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/openapi.json");
+    let committed: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        committed == served,
+        "docs/openapi.json is out of date: run `cargo xtask openapi`"
+    );
+}

@@ -8,17 +8,16 @@
 //! missing) and print req/s, p50/p99 and each one's share of the `pgbench -S` rate.
 
 use std::fs;
-use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::local::{self, output, path_text, psql, wait_for_health};
 use crate::pg::{self, Cluster};
-use crate::{cargo, display, run_quietly};
+use crate::{cargo, run_quietly};
 
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
 pub struct Options {
@@ -101,14 +100,7 @@ fn measure(
     );
     psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
     psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
-    let app = |args: &[&str]| -> Result<String> {
-        let mut cmd = Command::new(deckhand);
-        cmd.args(args)
-            .env("DATABASE_URL", &url)
-            .env("DECKHAND_SECRET_KEY", SECRET_KEY)
-            .env("RUST_LOG", "warn");
-        output(&mut cmd)
-    };
+    let app = |args: &[&str]| local::deckhand(deckhand, &url, SECRET_KEY, args);
     app(&["migrate"])?;
     psql(
         cluster,
@@ -244,7 +236,7 @@ fn drive(
     pgbench_rate: f64,
     targets: &Targets<'_>,
 ) -> Result<()> {
-    wait_for_health(server)?;
+    wait_for_health(server, &format!("127.0.0.1:{PORT}"))?;
     let Targets {
         base,
         bearer,
@@ -504,57 +496,6 @@ FROM (
     WHERE n % 45 = 0 LIMIT 1000
 ) AS picked";
 
-fn wait_for_health(server: &mut Child) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if let Some(status) = server.try_wait()? {
-            bail!("the server stopped at start ({status})");
-        }
-        if get_status(&format!("127.0.0.1:{PORT}"), "/healthz").is_ok_and(|code| code == 200) {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            bail!("the server did not answer /healthz within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// The status code of one HTTP/1.1 GET: enough to know the server is up.
-fn get_status(address: &str, path: &str) -> Result<u16> {
-    let mut stream = TcpStream::connect(address)?;
-    stream.set_read_timeout(Some(Duration::from_secs(2)))?;
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head)?;
-    let text = String::from_utf8_lossy(&head);
-    text.get(9..12)
-        .and_then(|code| code.parse().ok())
-        .context("not an HTTP answer")
-}
-
-fn psql(cluster: &Cluster, database: &str, args: &[&str]) -> Result<String> {
-    let socket = path_text(&cluster.socket())?;
-    output(
-        pg::pg_command("psql")?
-            .args([
-                "-X",
-                "-q",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-h",
-                &socket,
-                "-U",
-                "postgres",
-            ])
-            .args(["-d", database])
-            .args(args),
-    )
-}
-
 /// The rows of `sql` as text, one a line, without headers.
 fn query(cluster: &Cluster, sql: &str) -> Result<String> {
     Ok(psql(cluster, "deckhand", &["-A", "-t", "-c", sql])?
@@ -572,29 +513,6 @@ fn write_lines(path: &Path, rows: &str, line: impl Fn(&str) -> String) -> Result
         bail!("no rows for {}", path.display());
     }
     fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-/// Runs `cmd` and returns its stdout; fails with its output when it fails.
-fn output(cmd: &mut Command) -> Result<String> {
-    let result = cmd
-        .output()
-        .with_context(|| format!("could not start `{}`", display(cmd)))?;
-    if !result.status.success() {
-        bail!(
-            "`{}` failed ({}):\n{}{}",
-            display(cmd),
-            result.status,
-            String::from_utf8_lossy(&result.stdout),
-            String::from_utf8_lossy(&result.stderr)
-        );
-    }
-    Ok(String::from_utf8_lossy(&result.stdout).into_owned())
-}
-
-fn path_text(path: &Path) -> Result<String> {
-    path.to_str()
-        .map(str::to_owned)
-        .with_context(|| format!("{} is not UTF-8", path.display()))
 }
 
 /// oha from PATH or cargo's bin directory, installed there when missing.

@@ -1,7 +1,9 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
 //! It builds fast on purpose: no dependency beyond anyhow, clap and serde_json.
 
+mod fuzz;
 mod loadtest;
+mod local;
 mod pg;
 mod tidy;
 
@@ -27,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Everything CI checks, in order: fmt, clippy, tidy, test.
+    /// Everything CI checks, in order: fmt, clippy, tidy, test, fuzz.
     Ci,
     /// The workspace tests: `cargo test --workspace --locked` plus these arguments (a `-p` here
     /// replaces `--workspace`).
@@ -48,6 +50,19 @@ enum Task {
     Bench,
     /// Regenerate docs/openapi.json from the binary.
     Openapi,
+    /// Schemathesis against `deckhand serve` on PostgreSQL, over every operation of its
+    /// OpenAPI document (a step of `ci`; see docs/reliability.md).
+    Fuzz {
+        /// The fuzzer's seed: the same seed replays the same requests.
+        #[arg(long, default_value_t = FUZZ_SEED)]
+        seed: u64,
+        /// The fuzzer's time budget in seconds.
+        #[arg(long, default_value_t = FUZZ_SECONDS)]
+        seconds: u32,
+        /// Fail when fewer requests than this reached the server.
+        #[arg(long, default_value_t = 5000)]
+        min_requests: u64,
+    },
     /// The HTTP load benchmark of docs/benchmarks.md (a few minutes; never part of `ci`).
     Loadtest {
         /// Decks to seed.
@@ -76,6 +91,12 @@ enum DbAction {
     Status,
 }
 
+/// The seed `ci` fuzzes with, so that a finding replays.
+const FUZZ_SEED: u64 = 13;
+/// The fuzzer's time budget in `ci`: enough for the 5,000 requests it must reach on this 2-core
+/// machine (about 30 a second against the debug build), with room to spare.
+const FUZZ_SECONDS: u32 = 210;
+
 fn main() -> ExitCode {
     match run(Cli::parse().task) {
         Ok(()) => ExitCode::SUCCESS,
@@ -95,6 +116,17 @@ fn run(task: Task) -> Result<()> {
                 ("clippy", &|| clippy(&root)),
                 ("tidy", &|| tidy::run(&root)),
                 ("test", &|| test(&root, &[])),
+                ("fuzz", &|| {
+                    fuzz::run(
+                        &root,
+                        &target_dir(&root),
+                        &fuzz::Options {
+                            seed: FUZZ_SEED,
+                            seconds: FUZZ_SECONDS,
+                            min_requests: 5000,
+                        },
+                    )
+                }),
             ])
         }),
         Task::Test { args } => with_cluster_stopped(&root, || test(&root, &args)),
@@ -110,6 +142,21 @@ fn run(task: Task) -> Result<()> {
         }
         Task::Bench => cargo(&root, &["bench", "--workspace"]),
         Task::Openapi => openapi(&root),
+        Task::Fuzz {
+            seed,
+            seconds,
+            min_requests,
+        } => with_cluster_stopped(&root, || {
+            fuzz::run(
+                &root,
+                &target_dir(&root),
+                &fuzz::Options {
+                    seed,
+                    seconds,
+                    min_requests,
+                },
+            )
+        }),
         Task::Loadtest {
             decks,
             connections,

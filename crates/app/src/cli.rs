@@ -1,12 +1,14 @@
 //! The command line. With no command, `deckhand` serves (so `cargo run` starts the API).
 
-use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 use crate::settings::{LogFormat, SecretKey, ServeSettings, StoreSettings, parse_secret_key};
 
 #[derive(Debug, Parser)]
 #[command(name = "deckhand", version, about = "The Deckhand deck-building API")]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// Log format on stderr.
     #[arg(
@@ -24,6 +26,37 @@ pub struct Cli {
     /// Settings of `serve`, which runs when no command is given.
     #[command(flatten)]
     pub serve: ServeSettings,
+}
+
+impl Cli {
+    /// Parses `argv`. Settings of `serve` given before a command are refused (they would be
+    /// ignored); global options such as `--log-format` go before or after it.
+    pub fn parse_from_args<I, T>(argv: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let matches = Self::command().try_get_matches_from(argv)?;
+        if matches.subcommand().is_some()
+            && let Some(stray) = stray_serve_setting(&matches)
+        {
+            return Err(Self::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("`--{stray}` is a setting of `serve`: put it after `serve`, not before another command"),
+            ));
+        }
+        Self::from_arg_matches(&matches)
+    }
+}
+
+/// A top-level setting of the implicit `serve` that was typed on the command line.
+fn stray_serve_setting(matches: &ArgMatches) -> Option<String> {
+    Cli::command()
+        .get_arguments()
+        .filter(|arg| !arg.is_global_set())
+        .map(|arg| arg.get_id().as_str().to_owned())
+        .find(|id| matches.value_source(id) == Some(ValueSource::CommandLine))
+        .map(|id| id.replace('_', "-"))
 }
 
 #[derive(Debug, Subcommand)]
@@ -232,4 +265,35 @@ pub enum PatCommand {
 pub enum DemoCommand {
     /// Create the demo user and token and print them.
     Seed,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_format_is_global() {
+        for argv in [
+            &["deckhand", "--log-format", "json", "serve"][..],
+            &["deckhand", "serve", "--log-format", "json"],
+            &["deckhand", "--log-format", "json", "migrate"],
+            &["deckhand", "--log-format", "json"],
+        ] {
+            let cli =
+                Cli::parse_from_args(argv).unwrap_or_else(|error| panic!("{argv:?}: {error}"));
+            assert_eq!(cli.log_format, LogFormat::Json, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn serve_settings_before_a_command_are_refused() {
+        let error = Cli::parse_from_args(["deckhand", "--bind", "127.0.0.1:1", "migrate"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("`--bind` is a setting of `serve`"),
+            "{error}"
+        );
+        assert!(Cli::parse_from_args(["deckhand", "--bind", "127.0.0.1:1"]).is_ok());
+    }
 }

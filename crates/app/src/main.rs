@@ -1,8 +1,7 @@
-use clap::Parser as _;
-
 #[actix_web::main]
 async fn main() -> std::process::ExitCode {
-    let cli = deckhand::cli::Cli::parse();
+    let cli = deckhand::cli::Cli::parse_from_args(std::env::args_os())
+        .unwrap_or_else(|error| error.exit());
     deckhand::telemetry::init(cli.log_format);
     match deckhand::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

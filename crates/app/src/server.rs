@@ -2,13 +2,18 @@
 
 use std::net::TcpListener;
 
-use actix_web::{HttpServer, web};
+use actix_http::HttpService;
+use actix_service::{IntoServiceFactory as _, ServiceFactoryExt as _, fn_service, map_config};
+use actix_web::dev::AppConfig;
+use actix_web::rt::net::TcpStream;
+use actix_web::web;
 use anyhow::Context as _;
 use deckhand_domain::Services;
 use deckhand_domain::ports::SystemPorts;
+use deckhand_http::connection::EnvelopedIo;
 use deckhand_http::{HttpConfig, HttpState};
 
-use crate::settings::ServeSettings;
+use crate::settings::{ConnectionLimits, ServeSettings};
 
 pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
     let in_memory = settings.store.database_url.is_none();
@@ -37,18 +42,18 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         public_url,
         rate_limits: settings.rate_limits.0.clone(),
         trusted_proxies: settings.trusted_proxies.clone(),
+        body_timeout: settings.limits.client_request_timeout(),
     };
     spawn_view_pruning(services.clone());
     let state = http_state(services, config)?;
-    let shutdown_timeout = std::time::Duration::from_secs(settings.shutdown_timeout_secs.into());
-    run(
-        state,
-        listener,
-        settings.workers.map(usize::from),
-        shutdown_timeout,
-    )?
-    .await
-    .context("the HTTP server failed")
+    let options = ServerOptions {
+        workers: settings.workers.map(usize::from),
+        limits: settings.limits,
+        shutdown_timeout: std::time::Duration::from_secs(settings.shutdown_timeout_secs.into()),
+    };
+    run(state, listener, options)?
+        .await
+        .context("the HTTP server failed")
 }
 
 /// How often expired pageview records are deleted.
@@ -76,22 +81,59 @@ pub fn http_state(services: Services, config: HttpConfig) -> anyhow::Result<web:
     Ok(web::Data::new(HttpState::new(services, config)?))
 }
 
+/// How the server runs: workers, the connection limits and the grace period on shutdown.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerOptions {
+    /// HTTP worker threads; `None`: one per core.
+    pub workers: Option<usize>,
+    pub limits: ConnectionLimits,
+    /// How long requests in flight may take to finish once a shutdown begins.
+    pub shutdown_timeout: std::time::Duration,
+}
+
 /// The HTTP server on `listener`; tests run it on an ephemeral port.
+///
+/// Built from actix's parts rather than `HttpServer` for one reason: each connection is
+/// wrapped in [`EnvelopedIo`], so that the refusals actix-http writes before any middleware
+/// runs (malformed HTTP, oversized heads, slow clients) carry the envelope too.
 ///
 /// On SIGTERM or SIGINT (or a graceful stop through its handle) it closes the listener at once,
 /// so new connections are refused, lets the requests in flight finish for up to
-/// `shutdown_timeout`, then drops whatever is left and resolves.
+/// `options.shutdown_timeout`, then drops whatever is left and resolves.
 pub fn run(
     state: web::Data<HttpState>,
     listener: TcpListener,
-    workers: Option<usize>,
-    shutdown_timeout: std::time::Duration,
+    options: ServerOptions,
 ) -> anyhow::Result<actix_web::dev::Server> {
-    let mut server = HttpServer::new(move || deckhand_http::app(state.clone()))
-        .listen(listener)?
-        .shutdown_timeout(shutdown_timeout.as_secs());
-    if let Some(workers) = workers {
-        server = server.workers(workers);
+    let limits = options.limits;
+    let local_addr = listener.local_addr()?;
+    listener.set_nonblocking(true)?;
+    let mut builder = actix_server::Server::build()
+        .max_concurrent_connections(limits.max_connections as usize)
+        .shutdown_timeout(options.shutdown_timeout.as_secs());
+    if let Some(workers) = options.workers {
+        builder = builder.workers(workers);
     }
-    Ok(server.run())
+    let server = builder
+        .listen("deckhand", listener, move || {
+            let app = deckhand_http::app(state.clone())
+                .into_factory()
+                .map_err(|error: actix_web::Error| error.error_response());
+            // The app builds its URLs from DECKHAND_PUBLIC_URL, never from this config.
+            let http = HttpService::build()
+                .keep_alive(limits.keep_alive())
+                .client_request_timeout(limits.client_request_timeout())
+                .client_disconnect_timeout(limits.client_disconnect_timeout())
+                .local_addr(local_addr)
+                .h1(map_config(app, |_| AppConfig::default()));
+            fn_service(|stream: TcpStream| async move {
+                let peer = stream.peer_addr().ok();
+                // As actix's own TCP service does: responses go out without delay.
+                let _ = stream.set_nodelay(true);
+                Ok::<_, actix_http::error::DispatchError>((EnvelopedIo::new(stream), peer))
+            })
+            .and_then(http)
+        })?
+        .run();
+    Ok(server)
 }

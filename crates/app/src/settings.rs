@@ -85,6 +85,58 @@ pub struct ServeSettings {
     #[arg(long, env = "DECKHAND_SHUTDOWN_TIMEOUT_SECS", default_value_t = DEFAULT_SHUTDOWN_TIMEOUT_SECS,
           value_parser = clap::value_parser!(u16).range(1..=3600))]
     pub shutdown_timeout_secs: u16,
+
+    #[command(flatten)]
+    pub limits: ConnectionLimits,
+}
+
+/// How long and how many: what keeps slow, idle and excess clients from holding the server.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct ConnectionLimits {
+    /// Milliseconds a client has to send a request's head (then 408), and again its body.
+    #[arg(long, env = "DECKHAND_CLIENT_REQUEST_TIMEOUT_MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u32).range(100..=300_000))]
+    pub client_request_timeout_ms: u32,
+
+    /// Milliseconds a connection being closed waits for the client to take the last bytes.
+    #[arg(long, env = "DECKHAND_CLIENT_DISCONNECT_TIMEOUT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(0..=60_000))]
+    pub client_disconnect_timeout_ms: u32,
+
+    /// Seconds an idle keep-alive connection stays open (0: one request per connection).
+    #[arg(long, env = "DECKHAND_KEEP_ALIVE_SECS", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(0..=3600))]
+    pub keep_alive_secs: u32,
+
+    /// Open connections per worker; past it, new connections wait in the listen backlog.
+    #[arg(long, env = "DECKHAND_MAX_CONNECTIONS", default_value_t = 25_000,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            client_request_timeout_ms: 5000,
+            client_disconnect_timeout_ms: 1000,
+            keep_alive_secs: 5,
+            max_connections: 25_000,
+        }
+    }
+}
+
+impl ConnectionLimits {
+    pub fn client_request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.client_request_timeout_ms))
+    }
+
+    pub fn client_disconnect_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.client_disconnect_timeout_ms))
+    }
+
+    pub fn keep_alive(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(u64::from(self.keep_alive_secs))
+    }
 }
 
 /// Above the 5 s a request may wait for a connection plus the 15 s one statement may run, below
@@ -219,6 +271,40 @@ fn parse_provider_code(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser as _;
+
+    #[test]
+    fn connection_limits_default_as_documented() {
+        let cli = crate::cli::Cli::try_parse_from(["deckhand", "serve"]).unwrap();
+        let Some(crate::cli::Command::Serve(settings)) = cli.command else {
+            panic!("not serve")
+        };
+        assert_eq!(
+            settings.limits.client_request_timeout_ms,
+            ConnectionLimits::default().client_request_timeout_ms
+        );
+        assert_eq!(
+            settings.limits.keep_alive_secs,
+            ConnectionLimits::default().keep_alive_secs
+        );
+        assert_eq!(
+            settings.limits.max_connections,
+            ConnectionLimits::default().max_connections
+        );
+        assert_eq!(
+            settings.limits.client_disconnect_timeout_ms,
+            ConnectionLimits::default().client_disconnect_timeout_ms
+        );
+        assert!(
+            crate::cli::Cli::try_parse_from([
+                "deckhand",
+                "serve",
+                "--client-request-timeout-ms",
+                "5"
+            ])
+            .is_err()
+        );
+    }
 
     #[test]
     fn rate_limits_parse_quotas_or_off() {

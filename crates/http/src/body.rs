@@ -5,14 +5,18 @@
 
 use actix_multipart::Multipart;
 use actix_web::dev::Payload;
+use actix_web::web;
 use actix_web::web::{Bytes, BytesMut};
 use actix_web::{FromRequest, HttpRequest};
+use futures_util::FutureExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use crate::error::{ApiError, FieldError};
+use crate::nul;
+use crate::state::{HttpConfig, HttpState};
 
 /// The largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
@@ -56,15 +60,15 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             let decoded = match kind {
                 BodyKind::Json => {
                     let bytes = read_bytes(&request, &mut payload).await?;
-                    let mut json = serde_json::Deserializer::from_slice(&bytes);
-                    serde_path_to_error::deserialize(&mut json).map_err(field_error)?
+                    decode_json(&bytes)?
                 }
                 BodyKind::Form => {
                     let bytes = read_bytes(&request, &mut payload).await?;
                     decode_form(&bytes)?
                 }
                 BodyKind::Multipart => {
-                    let fields = read_multipart(&request, payload).await?;
+                    let fields =
+                        within_body_timeout(&request, read_multipart(&request, payload)).await?;
                     let encoded = form_urlencoded::Serializer::new(String::new())
                         .extend_pairs(fields)
                         .finish();
@@ -76,23 +80,60 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     }
 }
 
+/// `read`, unless the client takes longer than the body timeout to send it: then 408.
+pub(crate) async fn within_body_timeout<T>(
+    request: &HttpRequest,
+    read: impl Future<Output = Result<T, ApiError>>,
+) -> Result<T, ApiError> {
+    let limit = request
+        .app_data::<web::Data<HttpState>>()
+        .map_or(HttpConfig::DEFAULT_BODY_TIMEOUT, |state| {
+            state.config.body_timeout
+        });
+    actix_web::rt::time::timeout(limit, read)
+        .await
+        .unwrap_or_else(|_| Err(ApiError::request_timeout()))
+}
+
 async fn read_bytes(request: &HttpRequest, payload: &mut Payload) -> Result<Bytes, ApiError> {
     // The app's PayloadConfig sets the limit; overflow (by Content-Length or by counting)
     // comes back as an error whose response is a 413.
-    Bytes::from_request(request, payload)
-        .await
-        .map_err(|error| {
-            if error.as_response_error().status_code()
-                == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
-            {
-                ApiError::payload_too_large()
-            } else {
-                ApiError::bad_request("the request body could not be read")
-            }
-        })
+    within_body_timeout(
+        request,
+        Bytes::from_request(request, payload).map(|read| {
+            read.map_err(|error| {
+                if error.as_response_error().status_code()
+                    == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
+                {
+                    ApiError::payload_too_large()
+                } else {
+                    ApiError::bad_request("the request body could not be read")
+                }
+            })
+        }),
+    )
+    .await
+}
+
+/// A JSON body: one value and nothing after it but whitespace, no string holding a NUL.
+fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if nul::json_may_hold_nul(bytes)
+        && let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes)
+        && let Some(field) = nul::json_path_with_nul(&value)
+    {
+        return Err(nul::refused(field));
+    }
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let decoded = serde_path_to_error::deserialize(&mut json).map_err(field_error)?;
+    json.end()
+        .map_err(|error| ApiError::bad_request(format!("the body is not valid: {error}")))?;
+    Ok(decoded)
 }
 
 fn decode_form<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if let Some(field) = nul::field_with_nul(form_urlencoded::parse(bytes)) {
+        return Err(nul::refused(field));
+    }
     let form = serde_html_form::Deserializer::new(form_urlencoded::parse(bytes));
     serde_path_to_error::deserialize(form).map_err(field_error)
 }
@@ -202,6 +243,17 @@ where
             .map_err(|error| serde::de::Error::custom(format!("invalid JSON text: {error}")))?,
         value => value,
     };
+    // JSON text inside a form value can carry `\u0000`, which the form check cannot see.
+    if let Some(path) = nul::json_path_with_nul(&value) {
+        return Err(serde::de::Error::custom(format!(
+            "must not contain a NUL character (U+0000){}",
+            if path.is_empty() {
+                String::new()
+            } else {
+                format!(" (at {path})")
+            }
+        )));
+    }
     T::deserialize(value)
         .map(Some)
         .map_err(serde::de::Error::custom)
@@ -314,5 +366,42 @@ mod tests {
             assert_eq!(field["field"], "premium", "{field}");
             assert_eq!(field["code"], "invalid", "{field}");
         }
+    }
+
+    #[test]
+    fn json_with_trailing_data_is_refused() {
+        let error = decode_json::<Sample>(br#"{"name":"u"} xyz"#).unwrap_err();
+        assert_eq!(error.status(), actix_web::http::StatusCode::BAD_REQUEST);
+        assert!(
+            error.body()["message"]
+                .as_str()
+                .unwrap()
+                .contains("trailing"),
+            "{}",
+            error.body()
+        );
+        assert!(decode_json::<Sample>(b"{\"name\":\"u\"} \n").is_ok());
+    }
+
+    #[test]
+    fn nuls_are_refused_naming_the_field_in_every_body_kind() {
+        let json =
+            decode_json::<Sample>(br#"{"name":"u","items":[{"n":1}],"visibility":["a\u0000"]}"#)
+                .unwrap_err();
+        let form = decode_form::<Sample>(b"name=u%00").unwrap_err();
+        let json_text_in_form = decode_form::<Sample>(
+            b"name=u&items=%5B%7B%22n%22%3A1%2C%22x%22%3A%22%5Cu0000%22%7D%5D",
+        )
+        .unwrap_err();
+        for (error, field) in [
+            (json, "visibility[0]"),
+            (form, "name"),
+            (json_text_in_form, "items"),
+        ] {
+            let detail = &error.body()["details"]["fields"][0];
+            assert_eq!(detail["field"], field, "{detail}");
+        }
+        // An escaped backslash before `u0000` is text, not a NUL.
+        assert!(decode_json::<Sample>(br#"{"name":"a\\u0000"}"#).is_ok());
     }
 }

@@ -116,6 +116,32 @@ impl ApiError {
         )
     }
 
+    /// 408: the client took longer than the server allows to send its request.
+    pub fn request_timeout() -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "SERVICE_REQUEST_TIMEOUT",
+            "the request did not arrive in time; send it again without pausing",
+        )
+    }
+
+    /// 431: the request line and headers are over the server's limit.
+    pub fn headers_too_large() -> Self {
+        Self::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "SERVICE_VALIDATION_ERROR",
+            "the request line and headers are too large",
+        )
+    }
+
+    /// 400 for a request that is not valid HTTP/1.1 (a raw non-ASCII byte in the request line,
+    /// a control character in a header, ...), which the server refuses before routing it.
+    pub fn malformed_http() -> Self {
+        Self::bad_request(
+            "the request is not valid HTTP: its request line or a header holds bytes HTTP does not allow (percent-encode them)",
+        )
+    }
+
     pub fn method_not_allowed(allowed: &str) -> Self {
         let error = Self::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -207,6 +233,8 @@ impl ApiError {
             StatusCode::PAYLOAD_TOO_LARGE => Self::payload_too_large(),
             StatusCode::UNSUPPORTED_MEDIA_TYPE => Self::unsupported_media_type(),
             StatusCode::SERVICE_UNAVAILABLE => Self::unavailable(),
+            StatusCode::REQUEST_TIMEOUT => Self::request_timeout(),
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => Self::headers_too_large(),
             StatusCode::METHOD_NOT_ALLOWED => Self::new(
                 status,
                 "SERVICE_METHOD_NOT_ALLOWED",

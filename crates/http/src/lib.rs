@@ -10,6 +10,7 @@ pub mod auth;
 pub mod body;
 mod client_ip;
 mod conditional;
+pub mod connection;
 mod dto;
 mod error;
 mod export_cache;
@@ -17,6 +18,7 @@ mod handlers;
 mod idempotency;
 mod metrics;
 mod middleware;
+mod nul;
 mod oauth_error;
 mod openapi;
 mod pagination;
@@ -47,11 +49,12 @@ pub(crate) const OAUTH_BASE: &str = "/api/public/v1/oauth";
 
 /// The OpenAPI 3.1 document of the public API, from the same route list the server uses.
 pub fn document() -> OpenApi {
-    let (_, document) = App::new()
+    let (_, mut document) = App::new()
         .into_utoipa_app()
         .openapi(openapi::base())
         .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
+    openapi::complete(&mut document);
     document
 }
 
@@ -67,13 +70,14 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let (app, document) = App::new()
+    let (app, mut document) = App::new()
         // Registered before the API scope, which would otherwise take `/api/public/v1/...`.
         .configure(routes::operational)
         .into_utoipa_app()
         .openapi(openapi::base())
         .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
+    openapi::complete(&mut document);
     let routes = RouteIndex::new(&document, &routes::OPERATIONAL_PATHS);
     with_middleware(
         app.app_data(state)

@@ -19,6 +19,7 @@ use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_ip;
 use crate::error::ApiError;
+use crate::nul;
 use crate::rate_limit::Decision;
 use crate::state::HttpState;
 use crate::{API_BASE, OAUTH_BASE};
@@ -139,8 +140,23 @@ pub async fn api_gate(
             .await
             .map(ServiceResponse::map_into_left_body);
     };
+    // Before anything reads the URL: no path segment or query parameter may hold a NUL.
+    if nul::path_has_nul(request.path()) {
+        return Ok(request
+            .error_response(ApiError::not_found())
+            .map_into_right_body());
+    }
+    if let Some(field) =
+        nul::field_with_nul(form_urlencoded::parse(request.query_string().as_bytes()))
+    {
+        return Ok(request
+            .error_response(nul::refused(field))
+            .map_into_right_body());
+    }
     if request.headers().contains_key(X_SIGNATURE) {
-        match read_body(&mut request).await {
+        let http_request = request.request().clone();
+        let read = crate::body::within_body_timeout(&http_request, read_body(&mut request)).await;
+        match read {
             Ok(bytes) => {
                 request
                     .extensions_mut()

@@ -30,15 +30,21 @@ pub struct HttpConfig {
     pub rate_limits: Option<BTreeMap<String, u32>>,
     /// Proxies whose `X-Forwarded-For` is believed (see [`crate::client_ip`]).
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long a client has to send a request body once its head has arrived (the server
+    /// gives it as long for the head): a slower body is a 408.
+    pub body_timeout: std::time::Duration,
 }
 
 impl HttpConfig {
+    pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
     /// The contract's default quotas and no trusted proxies.
     pub fn new(public_url: impl Into<String>) -> Self {
         Self {
             public_url: public_url.into(),
             rate_limits: Some(Self::default_rate_limits()),
             trusted_proxies: Vec::new(),
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
         }
     }
 

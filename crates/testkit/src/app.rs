@@ -11,6 +11,8 @@ use actix_web::dev::ServerHandle;
 use anyhow::Context as _;
 use clap::Parser as _;
 use deckhand::cli::{Cli, Command};
+use deckhand::server::ServerOptions;
+pub use deckhand::settings::ConnectionLimits;
 use deckhand_domain::Services;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
 use deckhand_http::HttpConfig;
@@ -47,9 +49,16 @@ pub struct TestAppBuilder {
     clock: Option<Arc<dyn Clock>>,
     rate_limits: Option<BTreeMap<String, u32>>,
     public_url: Option<String>,
+    limits: ConnectionLimits,
 }
 
 impl TestAppBuilder {
+    /// Timeouts and connection limits (default: `deckhand serve`'s).
+    pub fn limits(mut self, limits: ConnectionLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Requests per minute by tier (default: the contract's defaults); `None` turns them off.
     pub fn rate_limits(mut self, quotas: Option<&[(&str, u32)]>) -> Self {
         self.rate_limits = quotas.map(|quotas| {
@@ -92,7 +101,14 @@ impl TestAppBuilder {
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
-        let mut app = TestApp::serve(repositories, system, self.rate_limits, self.public_url, db);
+        let mut app = TestApp::serve(
+            repositories,
+            system,
+            self.rate_limits,
+            self.public_url,
+            self.limits,
+            db,
+        );
         app.database_url = database_url;
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
@@ -109,6 +125,7 @@ impl TestApp {
             clock: None,
             rate_limits: Some(HttpConfig::default_rate_limits()),
             public_url: None,
+            limits: ConnectionLimits::default(),
         }
     }
 
@@ -125,6 +142,7 @@ impl TestApp {
         system: SystemPorts,
         rate_limits: Option<BTreeMap<String, u32>>,
         public_url: Option<String>,
+        limits: ConnectionLimits,
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
@@ -135,15 +153,19 @@ impl TestApp {
         let services = Services::new(repositories, system, settings);
         let config = HttpConfig {
             rate_limits,
+            body_timeout: limits.client_request_timeout(),
             ..HttpConfig::new(public_url.clone())
         };
         let state =
             deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
-        let shutdown_timeout = std::time::Duration::from_secs(
-            deckhand::settings::DEFAULT_SHUTDOWN_TIMEOUT_SECS.into(),
-        );
-        let server = deckhand::server::run(state, listener, Some(1), shutdown_timeout)
-            .expect("start the server");
+        let options = ServerOptions {
+            workers: Some(1),
+            limits,
+            shutdown_timeout: std::time::Duration::from_secs(
+                deckhand::settings::DEFAULT_SHUTDOWN_TIMEOUT_SECS.into(),
+            ),
+        };
+        let server = deckhand::server::run(state, listener, options).expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);
         Self {
@@ -174,6 +196,8 @@ impl TestApp {
             repositories,
             SystemPorts::system(),
             Some(HttpConfig::default_rate_limits()),
+            Some(self.public_url.clone()),
+            ConnectionLimits::default(),
             None,
         );
         app.database_url = Some(url);

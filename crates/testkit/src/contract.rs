@@ -2817,6 +2817,9 @@ pub async fn concurrent_records_of_one_dpop_proof_id_let_exactly_one_win(
         let (first, second) = (first?, second?);
         assert!(first != second, "exactly one record wins: {first} {second}");
     }
+    Ok(())
+}
+
 // Idempotency keys.
 
 fn key_claim(caller: &str, key: &str) -> KeyClaim {

@@ -14,6 +14,7 @@ use crate::state::HttpState;
 pub struct ResolveBody {
     /// At most 1000. JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(nullable = false)]
     identifiers: Option<Vec<CardIdentifierDto>>,
     /// A format of the game, by slug or id: keeps only printings legal or restricted there.
     #[serde(default)]

@@ -35,6 +35,7 @@ pub struct ExportBody {
     version: Option<i64>,
     /// An inline deck; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(nullable = false)]
     #[schema(value_type = Option<DeckPayloadDto>)]
     deck_payload: Option<DeckPayloadDto>,
 }

@@ -317,6 +317,7 @@ pub struct DeckBody {
     source_external_url: Option<Option<String>>,
     /// Card lines; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(nullable = false)]
     cards: Option<Vec<CardLineDto>>,
     /// Featured cards; `null` returns to the derived ones. JSON text in form bodies.
     #[serde(default, deserialize_with = "json_or_text")]
@@ -358,11 +359,16 @@ pub fn etag(deck: &Deck) -> EntityTag {
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that
-/// names no version can never match.
+/// names no version can never match, and neither can several `If-Match` headers (a list of
+/// versions, of which only one can be current: the deck is never changed on half a condition).
 pub fn if_match(request: &HttpRequest) -> Result<Option<i32>, ApiError> {
-    let Some(value) = request.headers().get(header::IF_MATCH) else {
+    let mut values = request.headers().get_all(header::IF_MATCH);
+    let Some(value) = values.next() else {
         return Ok(None);
     };
+    if values.next().is_some() {
+        return Err(ApiError::precondition_failed(None));
+    }
     let text = value.to_str().unwrap_or_default().trim();
     if text == "*" {
         return Ok(None);

@@ -21,11 +21,16 @@ pub enum ParamsError {
     NotAForm,
     #[error("the parameter {0} is repeated")]
     Repeated(String),
+    #[error("the parameter {0} holds a NUL character")]
+    Nul(String),
 }
 
 impl Params {
     /// Parameters of a query string or form body (`application/x-www-form-urlencoded`).
     pub fn parse(encoded: &[u8]) -> Result<Self, ParamsError> {
+        if let Some(name) = crate::nul::field_with_nul(form_urlencoded::parse(encoded)) {
+            return Err(ParamsError::Nul(name));
+        }
         let mut params = HashMap::new();
         for (name, value) in form_urlencoded::parse(encoded) {
             if params

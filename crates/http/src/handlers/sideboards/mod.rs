@@ -273,18 +273,23 @@ pub struct GuideBody {
     deck_id: Option<String>,
     /// 1 to 255 characters; required on create.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     name: Option<String>,
     /// At most 500000 characters.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     description: Option<String>,
     /// At most 500000 characters.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     notes: Option<String>,
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     visibility: Option<Vec<String>>,
     /// At most 50 tags of 1 to 50 characters; repeats are dropped.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     tags: Option<Vec<String>>,
     /// A plain string of at most 50 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
@@ -299,12 +304,15 @@ pub struct GuideBody {
     #[schema(value_type = Option<String>)]
     youtube_url: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     premium: Option<bool>,
     /// PATCH only: true archives (out of lists, and off its decks' `hasSideboardGuide`).
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     is_archived: Option<bool>,
     /// Create only: the first matchups, at most 100; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(nullable = false)]
     matchups: Option<Vec<MatchupBody>>,
 }
 
@@ -397,6 +405,7 @@ pub struct CardOverrideBody {
 pub struct MatchupBody {
     /// 1 to 255 characters; required on create.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     opponent_deck_name: Option<String>,
     /// At most 100 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
@@ -404,25 +413,32 @@ pub struct MatchupBody {
     opponent_archetype: Option<Option<String>>,
     /// `VERY_EASY`, `EASY`, `MEDIUM` (default), `HARD` or `VERY_HARD`.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     difficulty: Option<String>,
     /// At most 50000 characters each.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     notes: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     play_notes: Option<String>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     draw_notes: Option<String>,
     /// 0 to 100000 (default 0); matchups are shown by it, then by creation.
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     sort_order: Option<i64>,
     /// At most 255 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     thumbnail: Option<Option<String>>,
     #[serde(default, deserialize_with = "present")]
+    #[schema(nullable = false)]
     is_featured: Option<bool>,
     /// Replaces the whole list; JSON text in form and multipart bodies. At most 100.
     #[serde(default, deserialize_with = "json_or_text")]
+    #[schema(nullable = false)]
     special_card_overrides: Option<Vec<CardOverrideBody>>,
 }
 
