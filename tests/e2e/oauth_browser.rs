@@ -212,8 +212,11 @@ async fn a_person_signs_in_approves_denies_and_mistypes_in_chromium() {
         sign_in(&browser, "not the password").await;
         let screenshot_page = browser.current_url().await.unwrap();
         click(&browser, "approve").await;
+        // The click returns once the form is submitted, not once the answer has rendered.
         let error = browser
-            .find(Locator::Id("error"))
+            .wait()
+            .at_most(Duration::from_secs(10))
+            .for_element(Locator::Id("error"))
             .await
             .unwrap()
             .text()
