@@ -317,14 +317,7 @@ impl DeckRepository for MemoryDecks {
         }) else {
             return Ok(false);
         };
-        let changed = if liked {
-            tables.likes.insert((id, user))
-        } else {
-            tables.likes.remove(&(id, user))
-        };
-        if changed {
-            stored.deck.likes += if liked { 1 } else { -1 };
-        }
+        crate::set_like(&mut tables.likes, (id, user), liked, &mut stored.deck.likes);
         Ok(true)
     }
 

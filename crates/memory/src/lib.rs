@@ -15,7 +15,7 @@ mod oauth;
 mod partners;
 mod sideboards;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -82,6 +82,19 @@ impl<K: Eq + Hash + Clone> ReplayRecords<K> {
         self.live.insert(key.clone(), expires_at);
         self.queue.push_back((expires_at, key));
         true
+    }
+}
+
+/// Records or withdraws one like in `likes` and keeps the item's `count` in step: liking again,
+/// or withdrawing a like that is not there, changes nothing.
+fn set_like<K: Eq + Hash>(likes: &mut HashSet<K>, like: K, liked: bool, count: &mut i64) {
+    let changed = if liked {
+        likes.insert(like)
+    } else {
+        likes.remove(&like)
+    };
+    if changed {
+        *count += if liked { 1 } else { -1 };
     }
 }
 

@@ -399,14 +399,12 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         else {
             return Ok(false);
         };
-        let changed = if liked {
-            tables.likes.insert((id, user))
-        } else {
-            tables.likes.remove(&(id, user))
-        };
-        if changed {
-            stored.guide.likes += if liked { 1 } else { -1 };
-        }
+        crate::set_like(
+            &mut tables.likes,
+            (id, user),
+            liked,
+            &mut stored.guide.likes,
+        );
         Ok(true)
     }
 

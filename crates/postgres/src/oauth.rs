@@ -297,6 +297,15 @@ impl From<DieselError> for RedeemFailure {
 
 type ContextRow = (GrantRow, ClientRow, PartnerRow, UserRow);
 
+/// A grant joined to its client, the client's partner and its user: what every token is
+/// checked against.
+#[diesel::dsl::auto_type]
+fn grant_context() -> _ {
+    grants::table
+        .inner_join(clients::table.inner_join(partners::table))
+        .inner_join(users::table)
+}
+
 fn into_context((grant, client, partner, user): ContextRow) -> anyhow::Result<GrantContext> {
     Ok(GrantContext {
         grant: grant.into_domain(),
@@ -442,21 +451,9 @@ impl OAuthRepository for PgOAuthRepository {
     ) -> anyhow::Result<Option<(RefreshToken, GrantContext)>> {
         let mut conn = checkout(&self.pool).await?;
         let found: Option<(RefreshRow, ContextRow)> = refresh_tokens::table
-            .inner_join(
-                grants::table
-                    .inner_join(clients::table.inner_join(partners::table))
-                    .inner_join(users::table),
-            )
+            .inner_join(grant_context())
             .filter(refresh_tokens::token_hash.eq(hash.0.as_slice()))
-            .select((
-                RefreshRow::as_select(),
-                (
-                    GrantRow::as_select(),
-                    ClientRow::as_select(),
-                    PartnerRow::as_select(),
-                    UserRow::as_select(),
-                ),
-            ))
+            .select((RefreshRow::as_select(), ContextRow::as_select()))
             .first(&mut conn)
             .await
             .optional()
@@ -507,21 +504,9 @@ impl OAuthRepository for PgOAuthRepository {
     ) -> anyhow::Result<Option<(AccessToken, GrantContext)>> {
         let mut conn = checkout(&self.pool).await?;
         let found: Option<(AccessRow, ContextRow)> = access_tokens::table
-            .inner_join(
-                grants::table
-                    .inner_join(clients::table.inner_join(partners::table))
-                    .inner_join(users::table),
-            )
+            .inner_join(grant_context())
             .filter(access_tokens::token_hash.eq(hash.0.as_slice()))
-            .select((
-                AccessRow::as_select(),
-                (
-                    GrantRow::as_select(),
-                    ClientRow::as_select(),
-                    PartnerRow::as_select(),
-                    UserRow::as_select(),
-                ),
-            ))
+            .select((AccessRow::as_select(), ContextRow::as_select()))
             .first(&mut conn)
             .await
             .optional()
