@@ -8,15 +8,14 @@ pub(crate) mod guide;
 pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod rollback;
-pub(crate) mod unlike;
 pub(crate) mod update;
 pub(crate) mod versions;
 pub(crate) mod views;
 
 use std::collections::BTreeMap;
 
-use actix_web::HttpRequest;
-use actix_web::http::header::{self, EntityTag};
+use actix_web::http::header::{self, ETag, EntityTag};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
@@ -356,6 +355,14 @@ impl From<DeckBody> for DeckChanges {
 /// names. It versions the content; counters (views, likes) move without it.
 pub fn etag(deck: &Deck) -> EntityTag {
     EntityTag::new_strong(deck.version.to_string())
+}
+
+/// A deck write's answer (create, PATCH, rollback): the write record, tagged with the version
+/// the write made.
+pub fn write_record(mut response: HttpResponseBuilder, deck: &Deck) -> HttpResponse {
+    response
+        .insert_header(ETag(etag(deck)))
+        .json(DeckWriteRecord::from(deck))
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that
