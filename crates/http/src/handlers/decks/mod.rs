@@ -28,6 +28,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::body::{json_or_text, nullable};
+use crate::dto::cards::identifier_fields;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
@@ -241,21 +242,6 @@ pub struct FeaturedDto {
     collector_number: Option<String>,
 }
 
-macro_rules! identifier_of {
-    ($dto:expr) => {
-        CardIdentifier {
-            catalog_a_id: $dto.catalog_a_id,
-            catalog_b_id: $dto.catalog_b_id,
-            catalog_c_id: $dto.catalog_c_id,
-            card_id: $dto.card_id,
-            variant_id: $dto.variant_id,
-            name: $dto.name,
-            set: $dto.set,
-            collector_number: $dto.collector_number,
-        }
-    };
-}
-
 /// The one conversion of a card line: deck writes and export payloads take the same shape.
 impl From<CardLineDto> for CardLineInput {
     fn from(line: CardLineDto) -> Self {
@@ -263,7 +249,7 @@ impl From<CardLineDto> for CardLineInput {
             section: line.section.clone(),
             quantity: line.quantity,
             foil: line.foil,
-            identifier: identifier_of!(line),
+            identifier: identifier_fields!(CardIdentifier, line),
         }
     }
 }
@@ -273,7 +259,7 @@ impl From<FeaturedDto> for FeaturedInput {
         Self {
             slot: choice.slot,
             foil: choice.foil,
-            identifier: identifier_of!(choice),
+            identifier: identifier_fields!(CardIdentifier, choice),
         }
     }
 }

@@ -159,16 +159,21 @@ impl From<&CardOverride> for CardOverrideDto {
     }
 }
 
+/// The example matchup, also in the guide detail's example.
+fn matchup_example() -> serde_json::Value {
+    serde_json::json!({
+        "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
+        "special_card_overrides": [
+            {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
+        "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
+        "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
+        "thumbnail": null, "is_featured": false
+    })
+}
+
 /// A matchup (public spec 2.7).
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
-    "special_card_overrides": [
-        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
-    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
-    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
-    "thumbnail": null, "is_featured": false
-}))]
+#[schema(example = matchup_example)]
 pub struct MatchupDto {
     id: Uuid,
     opponent_deck_name: String,
@@ -217,14 +222,7 @@ impl From<&Matchup> for MatchupDto {
     "editedAt": "2026-11-21T10:02:11.000001Z", "createdAt": "2026-11-21T10:02:11.000001Z",
     "sourceProvider": "manual", "description": "", "notes": "", "youtube_url": null,
     "premium": false, "is_archived": false, "tags": ["aggro"],
-    "matchups": [{
-    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
-    "special_card_overrides": [
-        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
-    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
-    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
-    "thumbnail": null, "is_featured": false
-}],
+    "matchups": [matchup_example()],
     "decks": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy"}],
     "attached_deck_ids": ["01a1fd80-0fe6-7089-a9ee-9e24acd337e6"]
 }))]
