@@ -1,4 +1,5 @@
-//! Deck endpoints: one file per operation; the wire shapes live here.
+//! Deck endpoints: one file per operation (like and unlike, one toggle, share `like`); the
+//! wire shapes live here.
 
 pub(crate) mod create;
 pub(crate) mod detail;

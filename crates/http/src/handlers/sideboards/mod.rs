@@ -1,5 +1,5 @@
 //! Sideboard guide endpoints (public spec 4.5 and the contract's extensions): one file per
-//! operation; the wire shapes live here.
+//! operation (like and unlike, one toggle, share `like`); the wire shapes live here.
 
 pub(crate) mod attach;
 pub(crate) mod create;
