@@ -45,6 +45,12 @@ impl TokenKind {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
     }
+
+    /// The hash to look `token` up by, when it is well formed for this kind: a token of
+    /// another shape is refused before any lookup, so the store never sees it.
+    pub fn lookup_hash(self, token: &str) -> Option<TokenHash> {
+        self.is_well_formed(token).then(|| TokenHash::of(token))
+    }
 }
 
 /// Length of 32 bytes in unpadded base64url.
@@ -112,6 +118,15 @@ mod tests {
         assert!(!TokenKind::PersonalAccessToken.is_well_formed(&format!("{token}x")));
         let with_bad_char = format!("dh_pat_{}", "+".repeat(43));
         assert!(!TokenKind::PersonalAccessToken.is_well_formed(&with_bad_char));
+    }
+
+    #[test]
+    fn only_well_formed_tokens_get_a_hash_to_look_up() {
+        let token = mint_token(TokenKind::PartnerApiKey, &[9; 32]);
+        let hash = TokenKind::PartnerApiKey.lookup_hash(&token).unwrap();
+        assert_eq!(hash.0, TokenHash::of(&token).0);
+        assert!(TokenKind::PersonalAccessToken.lookup_hash(&token).is_none());
+        assert!(TokenKind::PartnerApiKey.lookup_hash(&token[1..]).is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Field-level validation errors, collected so a client learns every problem at once.
 
 use serde::Serialize;
+use uuid::Uuid;
 
 use crate::Patch;
 
@@ -27,6 +28,12 @@ impl FieldViolation {
 #[error("{} invalid field(s)", .0.len())]
 pub struct Violations(pub Vec<FieldViolation>);
 
+impl From<FieldViolation> for Violations {
+    fn from(violation: FieldViolation) -> Self {
+        Self(vec![violation])
+    }
+}
+
 impl Violations {
     pub fn push(&mut self, violation: FieldViolation) {
         self.0.push(violation);
@@ -35,6 +42,55 @@ impl Violations {
     /// Keeps the value when it parsed, records the violation when not.
     pub fn check<T>(&mut self, result: Result<T, FieldViolation>) -> Option<T> {
         result.map_err(|violation| self.push(violation)).ok()
+    }
+
+    /// A field the client sent, checked with `check`: the value when it passed, `None` when it
+    /// was not sent or its violation was recorded.
+    pub fn check_sent<T: ?Sized, U>(
+        &mut self,
+        value: Option<&T>,
+        check: impl FnOnce(&T) -> Result<U, FieldViolation>,
+    ) -> Option<U> {
+        value.and_then(|value| self.check(check(value)))
+    }
+
+    /// What every create asks of a resource (`noun`): a name, and no `is_archived` (nothing is
+    /// archived when it is made).
+    pub(crate) fn check_create(&mut self, noun: &str, has_name: bool, has_is_archived: bool) {
+        if !has_name {
+            self.push(FieldViolation::new(
+                "name",
+                "required",
+                format!("a {noun} needs a name"),
+            ));
+        }
+        if has_is_archived {
+            self.push(FieldViolation::new(
+                "is_archived",
+                "unknown_field",
+                format!("a new {noun} cannot be archived"),
+            ));
+        }
+    }
+
+    /// A PATCH that names no field is refused rather than answered as a no-op.
+    pub(crate) fn check_patch_not_empty(&mut self, is_empty: bool) {
+        if is_empty {
+            self.push(FieldViolation::new(
+                "body",
+                "empty",
+                "a PATCH needs at least one field",
+            ));
+        }
+    }
+
+    /// `(field, code)` of every violation, in order: what tests compare.
+    #[cfg(test)]
+    pub(crate) fn codes(self) -> Vec<(String, &'static str)> {
+        self.0
+            .into_iter()
+            .map(|violation| (violation.field, violation.code))
+            .collect()
     }
 
     pub fn into_result<T>(self, value: T) -> Result<T, Violations> {
@@ -63,6 +119,24 @@ pub fn bounded_text(
         return Err(FieldViolation::new(field, "length", message));
     }
     Ok(value.to_owned())
+}
+
+/// A name: 1 to `max` characters, and not only white space.
+pub(crate) fn name(field: &str, value: &str, max: usize) -> Result<String, FieldViolation> {
+    let checked = bounded_text(field, value, 1, max)?;
+    if checked.trim().is_empty() {
+        return Err(FieldViolation::new(
+            field,
+            "blank",
+            "must not be only white space",
+        ));
+    }
+    Ok(checked)
+}
+
+/// An id in its text form; `invalid` with `message` (which says what the id names) otherwise.
+pub fn uuid(field: &str, value: &str, message: &str) -> Result<Uuid, FieldViolation> {
+    Uuid::parse_str(value).map_err(|_| FieldViolation::new(field, "invalid", message))
 }
 
 /// A nullable text field within `max` characters; `Keep` when it is out of bounds, the

@@ -4,7 +4,7 @@
 //! weak tag over the page's bytes.
 
 use actix_web::http::header::{ETag, EntityTag, Header as _, IfNoneMatch};
-use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use actix_web::{HttpRequest, HttpResponse};
 use serde::Serialize;
 use utoipa::IntoParams;
 
@@ -33,20 +33,17 @@ fn not_modified(request: &HttpRequest, etag: &EntityTag) -> bool {
     }
 }
 
-/// `response` with `body` as JSON and `etag`, or a bodiless 304 with the same tag when the
+/// `200 OK` with `body` as JSON and `etag`, or a bodiless 304 with the same tag when the
 /// caller already has it.
 pub(crate) fn json_tagged<T: Serialize>(
     request: &HttpRequest,
-    mut response: HttpResponseBuilder,
     etag: EntityTag,
     body: &T,
-) -> HttpResponse {
+) -> Result<HttpResponse, ApiError> {
     if not_modified(request, &etag) {
-        return HttpResponse::NotModified()
-            .insert_header(ETag(etag))
-            .finish();
+        return Ok(not_modified_answer(etag));
     }
-    response.insert_header(ETag(etag)).json(body)
+    Ok(HttpResponse::Ok().insert_header(ETag(etag)).json(body))
 }
 
 /// A list page with a weak tag over its JSON (the page is the representation, and equal
@@ -79,14 +76,19 @@ fn json_digest_tagged<T: Serialize>(
     let digest = deckhand_auth::sha256(&bytes);
     let tag = make_tag(hex(&digest[..16]));
     if not_modified(request, &tag) {
-        return Ok(HttpResponse::NotModified()
-            .insert_header(ETag(tag))
-            .finish());
+        return Ok(not_modified_answer(tag));
     }
     Ok(HttpResponse::Ok()
         .insert_header(ETag(tag))
         .content_type(mime::APPLICATION_JSON)
         .body(bytes))
+}
+
+/// `304 Not Modified`: no body, the tag the caller already has.
+fn not_modified_answer(etag: EntityTag) -> HttpResponse {
+    HttpResponse::NotModified()
+        .insert_header(ETag(etag))
+        .finish()
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -107,10 +109,10 @@ mod tests {
         }
         json_tagged(
             &request.to_http_request(),
-            HttpResponse::Ok(),
             EntityTag::new_strong("7".into()),
             &"body",
         )
+        .unwrap()
     }
 
     #[test]

@@ -1,31 +1,40 @@
 //! The pagination envelope of every list: `{data, pagination}` with absolute
-//! `next`/`previous` links that repeat the request with another `page`.
+//! `next`/`previous` links that repeat the request with another `page`; and what every list's
+//! query shares (sort, order, include, page; instants and ids of its filters).
 
 use actix_web::HttpRequest;
 use deckhand_domain::decks::{Page, PageRequest, RESULT_WINDOW, SortOrder};
-use deckhand_domain::validation::{FieldViolation, Violations};
+use deckhand_domain::validation::{self, FieldViolation, Violations};
 use serde::Serialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
-/// What every list's query takes besides its filters and sort key: `order`, `include` and the
-/// page inside the result window.
+/// What every list's query takes besides its filters: the sort key (`S`), `order`,
+/// `include` and the page inside the result window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ListOptions {
+pub(crate) struct ListOptions<S> {
+    pub(crate) sort: S,
     pub(crate) order: SortOrder,
     /// `include=summary`.
     pub(crate) with_summary: bool,
     pub(crate) page: PageRequest,
 }
 
-impl ListOptions {
-    /// The options, or `None` with every violation recorded in `v`.
+impl<S: Default> ListOptions<S> {
+    /// The options (`sort` read by `parse_sort`, its default when absent), or every violation:
+    /// theirs after those of the filters already recorded in `v`.
     pub(crate) fn parse(
+        sort: Option<&str>,
+        parse_sort: fn(&str) -> Result<S, FieldViolation>,
         order: Option<&str>,
         include: Option<&str>,
         page: Option<i64>,
         limit: Option<i64>,
-        v: &mut Violations,
-    ) -> Option<Self> {
+        mut v: Violations,
+    ) -> Result<Self, Violations> {
+        let sort = v.check(sort.map_or(Ok(S::default()), parse_sort));
         let order = v.check(order.map_or(Ok(SortOrder::default()), SortOrder::parse));
         let with_summary = match include {
             None => false,
@@ -42,12 +51,38 @@ impl ListOptions {
                 None
             }
         };
-        Some(Self {
-            order: order?,
-            with_summary,
-            page: page?,
-        })
+        match (sort, order, page) {
+            (Some(sort), Some(order), Some(page)) if v.0.is_empty() => Ok(Self {
+                sort,
+                order,
+                with_summary,
+                page,
+            }),
+            _ => Err(v),
+        }
     }
+}
+
+/// An optional RFC 3339 instant of a list filter; `None` when absent or recorded as invalid.
+pub(crate) fn instant(
+    field: &str,
+    value: &Option<String>,
+    v: &mut Violations,
+) -> Option<OffsetDateTime> {
+    let value = value.as_deref()?;
+    v.check(OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
+        FieldViolation::new(
+            field,
+            "invalid",
+            "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
+        )
+    }))
+}
+
+/// An optional id of a list filter; `None` when absent or recorded as invalid.
+pub(crate) fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
+    let value = value.as_deref()?;
+    v.check(validation::uuid(field, value, "must be a UUID"))
 }
 
 /// A page number as the domain counts it: negatives are 0, huge values saturate.

@@ -11,11 +11,12 @@ use deckhand_domain::decks::ports::{
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
     Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader, DeckSort,
-    DeckVersion, Page, Provenance, RESULT_WINDOW, SortOrder, Visibility,
+    DeckVersion, Page, Provenance,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
 
+use crate::list::{self, contains, within};
 use crate::{State, Store};
 
 #[derive(Debug, Default)]
@@ -106,30 +107,19 @@ fn matches(deck: &Deck, query: &DeckQuery) -> bool {
         is_legal,
         name_contains,
     } = &query.filters;
-    let visible = deck.content.visibility == Visibility::Public
-        || query.viewer.is_some_and(|viewer| viewer == deck.author.id);
-    let within =
-        |value: OffsetDateTime, after: &Option<OffsetDateTime>, before: &Option<OffsetDateTime>| {
-            after.is_none_or(|after| value >= after) && before.is_none_or(|before| value <= before)
-        };
     let flag = |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
     deck.game == query.game
         && !deck.is_archived
-        && visible
+        && deck.is_visible_to(query.viewer)
         && author.is_none_or(|author| author == deck.author.id)
-        && within(deck.created_at, created_after, created_before)
-        && within(deck.updated_at, edited_after, edited_before)
+        && within(deck.created_at, *created_after, *created_before)
+        && within(deck.updated_at, *edited_after, *edited_before)
         && format_id.is_none_or(|format| deck.content.format_id == Some(format))
         && flag(has_guide, deck.has_guide)
         && flag(has_sideboard_guide, deck.has_sideboard_guide)
         && flag(has_video, deck.content.youtube_url.is_some())
         && flag(is_legal, deck.content.legal)
-        && name_contains.as_ref().is_none_or(|needle| {
-            deck.content
-                .name
-                .to_lowercase()
-                .contains(&needle.to_lowercase())
-        })
+        && contains(Some(&deck.content.name), name_contains.as_deref())
 }
 
 fn compare(a: &Stored, b: &Stored, sort: DeckSort) -> Ordering {
@@ -251,24 +241,19 @@ impl DeckRepository for MemoryDecks {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
         let state = self.0.lock();
-        let mut found: Vec<&Stored> = state
+        let found: Vec<&Stored> = state
             .decks
             .decks
             .values()
             .filter(|stored| matches(&stored.deck, query))
             .collect();
-        found.sort_by(|a, b| match query.order {
-            SortOrder::Asc => compare(a, b, query.sort),
-            SortOrder::Desc => compare(b, a, query.sort),
-        });
-        let counted = found.len().min(RESULT_WINDOW as usize + 1) as u64;
-        let items = found
-            .into_iter()
-            .skip(query.page.offset() as usize)
-            .take(query.page.limit as usize)
-            .map(|stored| read(&state, stored).map(|deck| deck.listing()))
-            .collect::<anyhow::Result<_>>()?;
-        Ok(Page::with_capped_total(items, counted))
+        list::page(
+            found,
+            query.order,
+            query.page,
+            |a, b| compare(a, b, query.sort),
+            |stored| read(&state, stored).map(|deck| deck.listing()),
+        )
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]

@@ -11,6 +11,7 @@ mod decks;
 mod health;
 mod idempotency;
 mod identity;
+mod list;
 mod oauth;
 mod partners;
 mod sideboards;

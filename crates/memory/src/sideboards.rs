@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
-use deckhand_domain::decks::{DeckId, Page, RESULT_WINDOW, SortOrder, Visibility};
+use deckhand_domain::decks::{DeckId, Page};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::sideboards::ports::{
     GuideReviser, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
@@ -18,6 +18,7 @@ use deckhand_domain::sideboards::{
 };
 use time::OffsetDateTime;
 
+use crate::list::{self, contains, within};
 use crate::{State, Store};
 
 #[derive(Debug, Default)]
@@ -99,12 +100,6 @@ fn detail(state: &State, stored: &Stored) -> anyhow::Result<GuideDetail> {
     })
 }
 
-fn contains(haystack: Option<&str>, needle: &Option<String>) -> bool {
-    needle.as_ref().is_none_or(|needle| {
-        haystack.is_some_and(|haystack| haystack.to_lowercase().contains(&needle.to_lowercase()))
-    })
-}
-
 fn matches(stored: &Stored, query: &GuideQuery) -> bool {
     let GuideFilters {
         name_contains,
@@ -119,27 +114,23 @@ fn matches(stored: &Stored, query: &GuideQuery) -> bool {
         has_video,
     } = &query.filters;
     let guide = &stored.guide;
-    let within =
-        |value: OffsetDateTime, after: &Option<OffsetDateTime>, before: &Option<OffsetDateTime>| {
-            after.is_none_or(|after| value >= after) && before.is_none_or(|before| value <= before)
-        };
     guide.game == query.game
         && !guide.is_archived
-        && (guide.content.visibility == Visibility::Public || guide.author.id == query.viewer)
+        && guide.is_visible_to(Some(query.viewer))
         && author.is_none_or(|author| author == guide.author.id)
-        && within(guide.created_at, created_after, created_before)
-        && within(guide.updated_at, edited_after, edited_before)
+        && within(guide.created_at, *created_after, *created_before)
+        && within(guide.updated_at, *edited_after, *edited_before)
         && deck.is_none_or(|deck| stored.decks.contains(&deck))
         && (opponent_archetype_contains.is_none()
             || stored.matchups.iter().any(|matchup| {
                 contains(
                     matchup.content.opponent_archetype.as_deref(),
-                    opponent_archetype_contains,
+                    opponent_archetype_contains.as_deref(),
                 )
             }))
-        && contains(guide.content.format.as_deref(), format_contains)
+        && contains(guide.content.format.as_deref(), format_contains.as_deref())
         && has_video.is_none_or(|wanted| wanted == guide.content.youtube_url.is_some())
-        && contains(Some(&guide.content.name), name_contains)
+        && contains(Some(&guide.content.name), name_contains.as_deref())
 }
 
 fn compare(a: &SideboardGuide, b: &SideboardGuide, sort: GuideSort) -> Ordering {
@@ -273,30 +264,25 @@ impl SideboardGuideRepository for MemorySideboardGuides {
 
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>> {
         let state = self.0.lock();
-        let mut found: Vec<&Stored> = state
+        let found: Vec<&Stored> = state
             .sideboards
             .guides
             .values()
             .filter(|stored| matches(stored, query))
             .collect();
-        found.sort_by(|a, b| match query.order {
-            SortOrder::Asc => compare(&a.guide, &b.guide, query.sort),
-            SortOrder::Desc => compare(&b.guide, &a.guide, query.sort),
-        });
-        let counted = found.len().min(RESULT_WINDOW as usize + 1) as u64;
-        let items = found
-            .into_iter()
-            .skip(query.page.offset() as usize)
-            .take(query.page.limit as usize)
-            .map(|stored| {
+        list::page(
+            found,
+            query.order,
+            query.page,
+            |a, b| compare(&a.guide, &b.guide, query.sort),
+            |stored| {
                 // Lists never show the long texts (as the PostgreSQL adapter leaves them out).
                 let mut guide = read(&state, stored, query.with_summary)?;
                 guide.content.description.clear();
                 guide.content.notes.clear();
                 Ok(guide)
-            })
-            .collect::<anyhow::Result<_>>()?;
-        Ok(Page::with_capped_total(items, counted))
+            },
+        )
     }
 
     async fn attach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool> {

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::Patch;
 use crate::catalog::CardIdentifier;
-use crate::validation::{FieldViolation, Violations, bounded_text, optional_text};
+use crate::validation::{self, FieldViolation, Violations, bounded_text, optional_text};
 
 use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity};
 use super::model::{FeaturedSlot, Visibility};
@@ -93,46 +93,24 @@ impl DeckChanges {
         creating: bool,
     ) -> Result<CheckedChanges, Violations> {
         let mut v = Violations::default();
-        if creating && self.name.is_none() {
-            v.push(FieldViolation::new(
-                "name",
-                "required",
-                "a deck needs a name",
-            ));
+        if creating {
+            v.check_create("deck", self.name.is_some(), self.is_archived.is_some());
         }
-        if creating && self.is_archived.is_some() {
-            v.push(FieldViolation::new(
-                "is_archived",
-                "unknown_field",
-                "a new deck cannot be archived",
-            ));
-        }
-        let name = self.name.as_deref().and_then(|name| {
-            let checked = v.check(bounded_text("name", name, 1, 255))?;
-            if checked.trim().is_empty() {
-                v.push(FieldViolation::new(
-                    "name",
-                    "blank",
-                    "must not be only white space",
-                ));
-                return None;
-            }
-            Some(checked)
+        let name = v.check_sent(self.name.as_deref(), |name| {
+            validation::name("name", name, 255)
         });
-        let notes = self
-            .notes
-            .as_deref()
-            .and_then(|notes| v.check(bounded_text("notes", notes, 0, 50_000)));
-        let visibility = self
-            .visibility
-            .as_deref()
-            .and_then(|levels| v.check(Visibility::parse_levels("visibility", levels)));
+        let notes = v.check_sent(self.notes.as_deref(), |notes| {
+            bounded_text("notes", notes, 0, 50_000)
+        });
+        let visibility = v.check_sent(self.visibility.as_deref(), |levels| {
+            Visibility::parse_levels("visibility", levels)
+        });
         let format = v
-            .check(self.format.as_ref().try_map(|id| {
-                uuid::Uuid::parse_str(id).map_err(|_| {
-                    FieldViolation::new("format", "invalid", "must be a format id (a UUID)")
-                })
-            }))
+            .check(
+                self.format
+                    .as_ref()
+                    .try_map(|id| validation::uuid("format", id, "must be a format id (a UUID)")),
+            )
             .unwrap_or_default();
         let provider = self.source_provider.as_deref().and_then(|provider| {
             let known = provider == "manual" || policy.source_providers.contains(provider);
@@ -195,14 +173,7 @@ impl DeckChanges {
                 ));
             }
         }
-        let is_empty_patch = !creating && *self == DeckChanges::default();
-        if is_empty_patch {
-            v.push(FieldViolation::new(
-                "body",
-                "empty",
-                "a PATCH needs at least one field",
-            ));
-        }
+        v.check_patch_not_empty(!creating && *self == DeckChanges::default());
         v.into_result(checked)
     }
 }
@@ -219,12 +190,7 @@ mod tests {
     }
 
     fn codes(result: Result<CheckedChanges, Violations>) -> Vec<(String, &'static str)> {
-        result
-            .unwrap_err()
-            .0
-            .into_iter()
-            .map(|v| (v.field, v.code))
-            .collect()
+        result.unwrap_err().codes()
     }
 
     #[test]

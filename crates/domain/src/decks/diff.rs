@@ -180,6 +180,7 @@ mod tests {
     use super::*;
     use crate::catalog::Section;
     use crate::decks::model::{DeckCard, DeckSummary, HistoryType};
+    use crate::decks::test_decks;
 
     fn game() -> Game {
         let section = |key: &str| Section {
@@ -225,18 +226,7 @@ mod tests {
         DeckVersion {
             version_number: number,
             history_type: HistoryType::Update,
-            content: DeckContent {
-                name: name.into(),
-                notes: String::new(),
-                visibility: Visibility::Private,
-                format_id: None,
-                youtube_url: None,
-                thumbnail: None,
-                legal: false,
-                archetype: None,
-                cards,
-                featured: None,
-            },
+            content: test_decks::content(name, Visibility::Private, cards),
             summary: DeckSummary::default(),
             edited_at: time::OffsetDateTime::UNIX_EPOCH,
         }

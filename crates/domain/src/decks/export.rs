@@ -440,10 +440,9 @@ fn group(game: &Game, lines: Vec<(String, ListLine)>) -> DeckList {
 mod tests {
     use super::*;
     use crate::catalog::Section;
-    use crate::decks::model::{
-        Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckSummary, Provenance, Visibility,
-    };
-    use crate::identity::{UserId, Username};
+    use crate::decks::model::{CardSnapshot, Deck, DeckCard, Visibility};
+    use crate::decks::test_decks;
+    use crate::identity::UserId;
 
     fn mtg() -> Game {
         let section = |key: &str, label: &str, counted| Section {
@@ -484,36 +483,10 @@ mod tests {
     }
 
     fn deck(cards: Vec<DeckCard>) -> Deck {
-        Deck {
-            id: DeckId(uuid::Uuid::nil()),
-            game: "mtg".into(),
-            author: Author {
-                id: UserId(uuid::Uuid::nil()),
-                username: Username::parse("alice").unwrap(),
-            },
-            content: DeckContent {
-                name: "d".into(),
-                notes: String::new(),
-                visibility: Visibility::Public,
-                format_id: None,
-                youtube_url: None,
-                thumbnail: None,
-                legal: false,
-                archetype: None,
-                cards,
-                featured: None,
-            },
-            summary: DeckSummary::default(),
-            provenance: Provenance::manual(),
-            is_archived: false,
-            version: 1,
-            pageviews: 0,
-            likes: 0,
-            has_guide: false,
-            has_sideboard_guide: false,
-            created_at: OffsetDateTime::UNIX_EPOCH,
-            updated_at: OffsetDateTime::UNIX_EPOCH,
-        }
+        let content = test_decks::content("d", Visibility::Public, cards);
+        let nobody = UserId(uuid::Uuid::nil());
+        let epoch = OffsetDateTime::UNIX_EPOCH;
+        test_decks::deck(DeckId(uuid::Uuid::nil()), nobody, "alice", content, epoch)
     }
 
     fn service(stored: Deck) -> ExportService {

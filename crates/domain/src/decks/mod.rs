@@ -9,6 +9,8 @@ mod model;
 pub mod ports;
 mod query;
 mod service;
+#[cfg(test)]
+pub(crate) mod test_decks;
 pub mod text;
 pub mod trending;
 

@@ -162,12 +162,12 @@ impl IdentityService {
     }
 
     pub(super) async fn authenticate_api_key(&self, key: &str) -> Result<Principal, AuthError> {
-        if !TokenKind::PartnerApiKey.is_well_formed(key) {
-            return Err(AuthError::Failed);
-        }
+        let hash = TokenKind::PartnerApiKey
+            .lookup_hash(key)
+            .ok_or(AuthError::Failed)?;
         let (key, partner) = self
             .api_keys
-            .find_by_hash(&TokenHash::of(key))
+            .find_by_hash(&hash)
             .await?
             .ok_or(AuthError::Failed)?;
         if key.revoked_at.is_some() || !partner.active {

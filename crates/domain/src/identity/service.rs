@@ -271,12 +271,12 @@ impl IdentityService {
         &self,
         token: &str,
     ) -> Result<(PersonalAccessToken, User), AuthError> {
-        if !TokenKind::PersonalAccessToken.is_well_formed(token) {
-            return Err(AuthError::Failed);
-        }
+        let hash = TokenKind::PersonalAccessToken
+            .lookup_hash(token)
+            .ok_or(AuthError::Failed)?;
         let (pat, user) = self
             .pats
-            .find_by_hash(&TokenHash::of(token))
+            .find_by_hash(&hash)
             .await?
             .ok_or(AuthError::Failed)?;
         if !user.active || !pat.is_usable_at(self.system.clock.now()) {

@@ -1,7 +1,7 @@
 //! The OAuth lanes of the resource server, Bearer and DPoP: an access token becomes a principal
 //! acting for its user through its client's partner, with the token's scopes.
 
-use deckhand_auth::{TokenHash, TokenKind};
+use deckhand_auth::TokenKind;
 use time::OffsetDateTime;
 
 use super::dpop::{PresentedProof, key_matches, spend_jti};
@@ -53,11 +53,11 @@ async fn usable_access_token(
     repository: &dyn OAuthRepository,
     token: &str,
 ) -> Result<(AccessToken, GrantContext), AuthError> {
-    if !TokenKind::AccessToken.is_well_formed(token) {
-        return Err(AuthError::Failed);
-    }
+    let hash = TokenKind::AccessToken
+        .lookup_hash(token)
+        .ok_or(AuthError::Failed)?;
     let (stored, context) = repository
-        .find_access_token(&TokenHash::of(token))
+        .find_access_token(&hash)
         .await?
         .ok_or(AuthError::Failed)?;
     if !context.user.active || !context.partner.active {
@@ -91,6 +91,7 @@ mod tests {
 
     use base64::Engine as _;
     use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use deckhand_auth::TokenHash;
     use futures_executor::block_on;
     use ring::signature::{Ed25519KeyPair, KeyPair as _};
     use time::macros::datetime;

@@ -368,13 +368,13 @@ impl OAuthService {
     /// The active user of a session cookie, if it names a live session.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn session_user(&self, cookie: &str) -> anyhow::Result<Option<User>> {
-        if !TokenKind::SessionCookie.is_well_formed(cookie) {
+        let Some(hash) = TokenKind::SessionCookie.lookup_hash(cookie) else {
             return Ok(None);
-        }
+        };
         let now = self.system.clock.now();
         Ok(self
             .repository
-            .find_session(&TokenHash::of(cookie))
+            .find_session(&hash)
             .await?
             .filter(|(session, user)| now < session.expires_at && user.active)
             .map(|(_, user)| user))
@@ -509,10 +509,9 @@ impl OAuthService {
             ));
         }
         let invalid = |reason: &str| TokenError::InvalidGrant(reason.to_owned());
-        if !TokenKind::AuthorizationCode.is_well_formed(&code) {
-            return Err(invalid("unknown authorization code"));
-        }
-        let hash = TokenHash::of(&code);
+        let hash = TokenKind::AuthorizationCode
+            .lookup_hash(&code)
+            .ok_or_else(|| invalid("unknown authorization code"))?;
         let stored = self
             .repository
             .find_code(&hash)
@@ -588,10 +587,9 @@ impl OAuthService {
             .as_deref()
             .ok_or_else(|| TokenError::InvalidRequest("refresh_token is missing".into()))?;
         let invalid = |reason: &str| TokenError::InvalidGrant(reason.to_owned());
-        if !TokenKind::RefreshToken.is_well_formed(token) {
-            return Err(invalid("unknown refresh token"));
-        }
-        let hash = TokenHash::of(token);
+        let hash = TokenKind::RefreshToken
+            .lookup_hash(token)
+            .ok_or_else(|| invalid("unknown refresh token"))?;
         let (stored, context) = self
             .repository
             .find_refresh_token(&hash)

@@ -3,7 +3,7 @@
 
 use crate::Patch;
 use crate::decks::{Visibility, check_quantity};
-use crate::validation::{FieldViolation, Violations, bounded_text, optional_text};
+use crate::validation::{self, FieldViolation, Violations, bounded_text, name, optional_text};
 
 use super::model::{CardOverride, Difficulty, GuideContent, MatchupContent, OverrideType};
 
@@ -24,28 +24,9 @@ pub const MAX_OVERRIDES: usize = 100;
 pub const MAX_CARD_ID: usize = 64;
 pub const MAX_SORT_ORDER: i64 = 100_000;
 
-/// A set field checked with `check`; a violation is recorded and the field dropped.
-fn checked<T, U>(
-    value: &Option<T>,
-    violations: &mut Violations,
-    check: impl FnOnce(&T) -> Result<U, FieldViolation>,
-) -> Option<U> {
-    value
-        .as_ref()
-        .and_then(|value| violations.check(check(value)))
-}
-
-/// A name of 1 to `max` characters that is not only white space.
-fn name(field: &str, value: &str, max: usize) -> Result<String, FieldViolation> {
-    let checked = bounded_text(field, value, 1, max)?;
-    if checked.trim().is_empty() {
-        return Err(FieldViolation::new(
-            field,
-            "blank",
-            "must not be only white space",
-        ));
-    }
-    Ok(checked)
+/// The primary or an attached deck as a client names it.
+pub(crate) fn deck_id(field: &str, value: &str) -> Result<uuid::Uuid, FieldViolation> {
+    validation::uuid(field, value, "must be a deck id (a UUID)")
 }
 
 /// The fields of a guide create or PATCH, as sent.
@@ -113,14 +94,14 @@ impl GuideChanges {
     /// Checks every bound at once into `v`.
     fn check_into(&self, v: &mut Violations) -> CheckedGuide {
         CheckedGuide {
-            name: checked(&self.name, v, |value| name("name", value, MAX_NAME)),
-            description: checked(&self.description, v, |value| {
+            name: v.check_sent(self.name.as_deref(), |value| name("name", value, MAX_NAME)),
+            description: v.check_sent(self.description.as_deref(), |value| {
                 bounded_text("description", value, 0, MAX_DESCRIPTION)
             }),
-            notes: checked(&self.notes, v, |value| {
+            notes: v.check_sent(self.notes.as_deref(), |value| {
                 bounded_text("notes", value, 0, MAX_NOTES)
             }),
-            visibility: checked(&self.visibility, v, |levels| {
+            visibility: v.check_sent(self.visibility.as_deref(), |levels| {
                 Visibility::parse_levels("visibility", levels)
             }),
             tags: self.tags.as_deref().and_then(|values| tags(values, v)),
@@ -135,13 +116,7 @@ impl GuideChanges {
     /// A PATCH: at least one field, every bound checked and reported together.
     pub(crate) fn check_patch(&self) -> Result<CheckedGuide, Violations> {
         let mut v = Violations::default();
-        if *self == Self::default() {
-            v.push(FieldViolation::new(
-                "body",
-                "empty",
-                "a PATCH needs at least one field",
-            ));
-        }
+        v.check_patch_not_empty(*self == Self::default());
         let checked = self.check_into(&mut v);
         v.into_result(checked)
     }
@@ -177,20 +152,11 @@ impl NewGuideInput {
     /// cannot be archived, and every matchup is checked with its position in the field names.
     pub(crate) fn check(&self) -> Result<CheckedNewGuide, Violations> {
         let mut v = Violations::default();
-        if self.fields.name.is_none() {
-            v.push(FieldViolation::new(
-                "name",
-                "required",
-                "a guide needs a name",
-            ));
-        }
-        if self.fields.is_archived.is_some() {
-            v.push(FieldViolation::new(
-                "is_archived",
-                "unknown_field",
-                "a new guide cannot be archived",
-            ));
-        }
+        v.check_create(
+            "guide",
+            self.fields.name.is_some(),
+            self.fields.is_archived.is_some(),
+        );
         let deck_id = match self.deck_id.as_deref() {
             None => {
                 v.push(FieldViolation::new(
@@ -200,9 +166,7 @@ impl NewGuideInput {
                 ));
                 None
             }
-            Some(id) => v.check(uuid::Uuid::parse_str(id).map_err(|_| {
-                FieldViolation::new("deck_id", "invalid", "must be a deck id (a UUID)")
-            })),
+            Some(id) => v.check(deck_id("deck_id", id)),
         };
         let checked = self.fields.check_into(&mut v);
         if self.matchups.len() > MAX_MATCHUPS_PER_REQUEST {
@@ -360,7 +324,7 @@ impl MatchupChanges {
         let at = |name: &str| format!("{prefix}{name}");
         let difficulties = Difficulty::ALL.map(Difficulty::as_str).join(", ");
         CheckedMatchup {
-            opponent_deck_name: checked(&self.opponent_deck_name, v, |value| {
+            opponent_deck_name: v.check_sent(self.opponent_deck_name.as_deref(), |value| {
                 name(&at("opponent_deck_name"), value, MAX_OPPONENT_DECK_NAME)
             }),
             opponent_archetype: optional_text(
@@ -369,7 +333,7 @@ impl MatchupChanges {
                 &self.opponent_archetype,
                 MAX_OPPONENT_ARCHETYPE,
             ),
-            difficulty: checked(&self.difficulty, v, |value| {
+            difficulty: v.check_sent(self.difficulty.as_deref(), |value| {
                 Difficulty::parse(value).ok_or_else(|| {
                     FieldViolation::new(
                         at("difficulty"),
@@ -378,16 +342,16 @@ impl MatchupChanges {
                     )
                 })
             }),
-            notes: checked(&self.notes, v, |value| {
+            notes: v.check_sent(self.notes.as_deref(), |value| {
                 bounded_text(&at("notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            play_notes: checked(&self.play_notes, v, |value| {
+            play_notes: v.check_sent(self.play_notes.as_deref(), |value| {
                 bounded_text(&at("play_notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            draw_notes: checked(&self.draw_notes, v, |value| {
+            draw_notes: v.check_sent(self.draw_notes.as_deref(), |value| {
                 bounded_text(&at("draw_notes"), value, 0, MAX_MATCHUP_NOTES)
             }),
-            sort_order: checked(&self.sort_order, v, sort_order(at("sort_order"))),
+            sort_order: v.check_sent(self.sort_order.as_ref(), sort_order(at("sort_order"))),
             thumbnail: optional_text(v, &at("thumbnail"), &self.thumbnail, MAX_THUMBNAIL),
             is_featured: self.is_featured,
             special_card_overrides: self
@@ -436,13 +400,7 @@ impl MatchupChanges {
     /// A matchup PATCH: at least one field.
     pub(crate) fn check_patch(&self) -> Result<CheckedMatchup, Violations> {
         let mut v = Violations::default();
-        if *self == Self::default() {
-            v.push(FieldViolation::new(
-                "body",
-                "empty",
-                "a PATCH needs at least one field",
-            ));
-        }
+        v.check_patch_not_empty(*self == Self::default());
         let checked = self.check_into("", &mut v);
         v.into_result(checked)
     }
@@ -476,12 +434,7 @@ mod tests {
     use super::*;
 
     fn fields(result: Result<impl std::fmt::Debug, Violations>) -> Vec<(String, &'static str)> {
-        result
-            .unwrap_err()
-            .0
-            .into_iter()
-            .map(|v| (v.field, v.code))
-            .collect()
+        result.unwrap_err().codes()
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::likes::{LikeError, liker};
 use crate::ports::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
-use super::changes::{GuideChanges, MatchupChanges, NewGuideInput};
+use super::changes::{GuideChanges, MatchupChanges, NewGuideInput, deck_id};
 use super::model::{GuideDetail, GuideId, Matchup, MatchupId, SideboardGuide};
 use super::ports::{
     GuideReviser, GuideRevision, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError,
@@ -232,13 +232,7 @@ impl SideboardGuideService {
         id: GuideId,
         deck: &str,
     ) -> Result<(), GuideError> {
-        let deck = uuid::Uuid::parse_str(deck).map_err(|_| {
-            Violations(vec![FieldViolation::new(
-                "deck_id",
-                "invalid",
-                "must be a deck id (a UUID)",
-            )])
-        })?;
+        let deck = deck_id("deck_id", deck).map_err(Violations::from)?;
         let owner = self.owned(principal, game, id).await?;
         self.deck_in(game, DeckId(deck), |deck| deck.is_visible_to(Some(owner)))
             .await?
@@ -383,7 +377,7 @@ mod tests {
 
     use super::*;
     use crate::decks::ports::MockDeckRepository;
-    use crate::decks::{Author, DeckContent, DeckSummary, Provenance, Visibility};
+    use crate::decks::{Author, Visibility, test_decks};
     use crate::identity::{GameScopes, Lane, PartnerRef, Scopes, Tier, Username};
     use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
     use crate::sideboards::model::{AttachedDeck, GuideContent, PrimaryDeckSummary};
@@ -437,36 +431,8 @@ mod tests {
     }
 
     fn deck(id: u128, owner: UserId, visibility: Visibility) -> Deck {
-        Deck {
-            id: DeckId(Uuid::from_u128(id)),
-            game: "mtg".into(),
-            author: Author {
-                id: owner,
-                username: Username::parse("owner").unwrap(),
-            },
-            content: DeckContent {
-                name: format!("deck {id}"),
-                notes: String::new(),
-                visibility,
-                format_id: None,
-                youtube_url: None,
-                thumbnail: None,
-                legal: true,
-                archetype: None,
-                cards: vec![],
-                featured: None,
-            },
-            summary: DeckSummary::default(),
-            provenance: Provenance::manual(),
-            is_archived: false,
-            version: 1,
-            pageviews: 0,
-            likes: 0,
-            has_guide: false,
-            has_sideboard_guide: false,
-            created_at: NOW,
-            updated_at: NOW,
-        }
+        let content = test_decks::content(&format!("deck {id}"), visibility, vec![]);
+        test_decks::deck(DeckId(Uuid::from_u128(id)), owner, "owner", content, NOW)
     }
 
     fn guide(owner: UserId, visibility: Visibility) -> SideboardGuide {
@@ -536,11 +502,7 @@ mod tests {
 
     fn codes(error: GuideError) -> Vec<(String, &'static str)> {
         match error {
-            GuideError::Invalid(violations) => violations
-                .0
-                .into_iter()
-                .map(|violation| (violation.field, violation.code))
-                .collect(),
+            GuideError::Invalid(violations) => violations.codes(),
             other => panic!("expected a validation error, got {other:?}"),
         }
     }

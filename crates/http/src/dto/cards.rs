@@ -27,33 +27,34 @@ pub struct CardIdentifierDto {
     pub collector_number: Option<String>,
 }
 
+/// A `$target` of the eight identifier fields moved out of `$source`: every shape that carries
+/// a card identifier (this DTO, the card lines and featured cards of deck writes, the domain's
+/// `CardIdentifier`) names them alike, so one list of them serves every conversion.
+macro_rules! identifier_fields {
+    ($target:ident, $source:expr) => {
+        $target {
+            catalog_a_id: $source.catalog_a_id,
+            catalog_b_id: $source.catalog_b_id,
+            catalog_c_id: $source.catalog_c_id,
+            card_id: $source.card_id,
+            variant_id: $source.variant_id,
+            name: $source.name,
+            set: $source.set,
+            collector_number: $source.collector_number,
+        }
+    };
+}
+pub(crate) use identifier_fields;
+
 impl From<CardIdentifierDto> for CardIdentifier {
     fn from(dto: CardIdentifierDto) -> Self {
-        Self {
-            catalog_a_id: dto.catalog_a_id,
-            catalog_b_id: dto.catalog_b_id,
-            catalog_c_id: dto.catalog_c_id,
-            card_id: dto.card_id,
-            variant_id: dto.variant_id,
-            name: dto.name,
-            set: dto.set,
-            collector_number: dto.collector_number,
-        }
+        identifier_fields!(CardIdentifier, dto)
     }
 }
 
 impl From<CardIdentifier> for CardIdentifierDto {
     fn from(identifier: CardIdentifier) -> Self {
-        Self {
-            catalog_a_id: identifier.catalog_a_id,
-            catalog_b_id: identifier.catalog_b_id,
-            catalog_c_id: identifier.catalog_c_id,
-            card_id: identifier.card_id,
-            variant_id: identifier.variant_id,
-            name: identifier.name,
-            set: identifier.set,
-            collector_number: identifier.collector_number,
-        }
+        identifier_fields!(CardIdentifierDto, identifier)
     }
 }
 

@@ -1,7 +1,6 @@
-use actix_web::http::header::ETag;
 use actix_web::{HttpResponse, post, web};
 
-use super::{DeckBody, DeckWriteRecord, etag};
+use super::{DeckBody, DeckWriteRecord, write_record};
 use crate::access::{GamePath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
@@ -66,7 +65,5 @@ pub async fn create_deck(
         .decks
         .create(&principal, &game, body.into())
         .await?;
-    Ok(HttpResponse::Created()
-        .insert_header(ETag(etag(&deck)))
-        .json(DeckWriteRecord::from(&deck)))
+    Ok(write_record(HttpResponse::Created(), &deck))
 }

@@ -162,10 +162,5 @@ pub async fn deck_detail(
             .as_ref()
             .map(|Expand::Cards| expanded_cards(&game, &deck)),
     };
-    Ok(json_tagged(
-        &request,
-        HttpResponse::Ok(),
-        etag(&deck),
-        &detail,
-    ))
+    json_tagged(&request, etag(&deck), &detail)
 }

@@ -1,19 +1,16 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest};
 use deckhand_domain::identity::UserId;
-use deckhand_domain::validation::{FieldViolation, Violations};
+use deckhand_domain::validation::Violations;
 use serde::Deserialize;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 use utoipa::IntoParams;
-use uuid::Uuid;
 
 use super::{DeckListItem, formats_of};
 use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_page};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
-use crate::pagination::{ListOptions, Paginated};
+use crate::pagination::{ListOptions, Paginated, instant, uuid};
 use crate::state::HttpState;
 
 /// The deck list's query. Unknown parameters are ignored.
@@ -47,28 +44,6 @@ pub struct DeckListQuery {
     sort: Option<String>,
 }
 
-pub(crate) fn instant(
-    field: &str,
-    value: &Option<String>,
-    v: &mut Violations,
-) -> Option<OffsetDateTime> {
-    let value = value.as_deref()?;
-    v.check(OffsetDateTime::parse(value, &Rfc3339).map_err(|_| {
-        FieldViolation::new(
-            field,
-            "invalid",
-            "must be an RFC 3339 date-time, e.g. 2026-01-31T12:00:00Z",
-        )
-    }))
-}
-
-pub(crate) fn uuid(field: &str, value: &Option<String>, v: &mut Violations) -> Option<Uuid> {
-    let value = value.as_deref()?;
-    v.check(
-        Uuid::parse_str(value).map_err(|_| FieldViolation::new(field, "invalid", "must be a UUID")),
-    )
-}
-
 impl DeckListQuery {
     /// The validated request and whether the summary was asked for.
     fn into_request(self) -> Result<(ListRequest, bool), Violations> {
@@ -86,30 +61,22 @@ impl DeckListQuery {
             is_legal: self.is_legal,
             name_contains: self.q.filter(|q| !q.is_empty()),
         };
-        let sort = v.check(
-            self.sort
-                .as_deref()
-                .map_or(Ok(DeckSort::default()), DeckSort::parse),
-        );
         let options = ListOptions::parse(
+            self.sort.as_deref(),
+            DeckSort::parse,
             self.order.as_deref(),
             self.include.as_deref(),
             self.page,
             self.limit,
-            &mut v,
-        );
-        match (sort, options) {
-            (Some(sort), Some(options)) if v.0.is_empty() => Ok((
-                ListRequest {
-                    filters,
-                    sort,
-                    order: options.order,
-                    page: options.page,
-                },
-                options.with_summary,
-            )),
-            _ => Err(v),
-        }
+            v,
+        )?;
+        let list = ListRequest {
+            filters,
+            sort: options.sort,
+            order: options.order,
+            page: options.page,
+        };
+        Ok((list, options.with_summary))
     }
 }
 

@@ -1,4 +1,5 @@
-//! Deck endpoints: one file per operation; the wire shapes live here.
+//! Deck endpoints: one file per operation (like and unlike, one toggle, share `like`); the
+//! wire shapes live here.
 
 pub(crate) mod create;
 pub(crate) mod detail;
@@ -8,15 +9,14 @@ pub(crate) mod guide;
 pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod rollback;
-pub(crate) mod unlike;
 pub(crate) mod update;
 pub(crate) mod versions;
 pub(crate) mod views;
 
 use std::collections::BTreeMap;
 
-use actix_web::HttpRequest;
-use actix_web::http::header::{self, EntityTag};
+use actix_web::http::header::{self, ETag, EntityTag};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
@@ -29,6 +29,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::body::{json_or_text, nullable};
+use crate::dto::cards::identifier_fields;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
@@ -242,21 +243,6 @@ pub struct FeaturedDto {
     collector_number: Option<String>,
 }
 
-macro_rules! identifier_of {
-    ($dto:expr) => {
-        CardIdentifier {
-            catalog_a_id: $dto.catalog_a_id,
-            catalog_b_id: $dto.catalog_b_id,
-            catalog_c_id: $dto.catalog_c_id,
-            card_id: $dto.card_id,
-            variant_id: $dto.variant_id,
-            name: $dto.name,
-            set: $dto.set,
-            collector_number: $dto.collector_number,
-        }
-    };
-}
-
 /// The one conversion of a card line: deck writes and export payloads take the same shape.
 impl From<CardLineDto> for CardLineInput {
     fn from(line: CardLineDto) -> Self {
@@ -264,7 +250,7 @@ impl From<CardLineDto> for CardLineInput {
             section: line.section.clone(),
             quantity: line.quantity,
             foil: line.foil,
-            identifier: identifier_of!(line),
+            identifier: identifier_fields!(CardIdentifier, line),
         }
     }
 }
@@ -274,7 +260,7 @@ impl From<FeaturedDto> for FeaturedInput {
         Self {
             slot: choice.slot,
             foil: choice.foil,
-            identifier: identifier_of!(choice),
+            identifier: identifier_fields!(CardIdentifier, choice),
         }
     }
 }
@@ -356,6 +342,14 @@ impl From<DeckBody> for DeckChanges {
 /// names. It versions the content; counters (views, likes) move without it.
 pub fn etag(deck: &Deck) -> EntityTag {
     EntityTag::new_strong(deck.version.to_string())
+}
+
+/// A deck write's answer (create, PATCH, rollback): the write record, tagged with the version
+/// the write made.
+pub fn write_record(mut response: HttpResponseBuilder, deck: &Deck) -> HttpResponse {
+    response
+        .insert_header(ETag(etag(deck)))
+        .json(DeckWriteRecord::from(deck))
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that

@@ -1,9 +1,8 @@
-use actix_web::http::header::ETag;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::{DeckWriteRecord, etag, if_match};
+use super::{DeckWriteRecord, if_match, write_record};
 use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
@@ -58,7 +57,5 @@ pub async fn rollback_deck(
         .decks
         .rollback(&principal, &game, deck, number, expected)
         .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(ETag(etag(&deck)))
-        .json(DeckWriteRecord::from(&deck)))
+    Ok(write_record(HttpResponse::Ok(), &deck))
 }

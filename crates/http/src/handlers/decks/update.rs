@@ -1,7 +1,6 @@
-use actix_web::http::header::ETag;
 use actix_web::{HttpRequest, HttpResponse, patch, web};
 
-use super::{DeckBody, DeckWriteRecord, etag, if_match};
+use super::{DeckBody, DeckWriteRecord, if_match, write_record};
 use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
 use crate::error::ApiError;
@@ -38,7 +37,5 @@ pub async fn update_deck(
         .decks
         .update(&principal, &game, deck, body.into(), expected)
         .await?;
-    Ok(HttpResponse::Ok()
-        .insert_header(ETag(etag(&deck)))
-        .json(DeckWriteRecord::from(&deck)))
+    Ok(write_record(HttpResponse::Ok(), &deck))
 }

@@ -39,10 +39,5 @@ pub async fn deck_versions(
     // The history only grows, so its newest number versions it.
     let newest = versions.last().map_or(0, |version| version.version_number);
     let body: Vec<DeckVersionDto> = versions.iter().map(DeckVersionDto::from).collect();
-    Ok(json_tagged(
-        &request,
-        HttpResponse::Ok(),
-        EntityTag::new_strong(newest.to_string()),
-        &body,
-    ))
+    json_tagged(&request, EntityTag::new_strong(newest.to_string()), &body)
 }

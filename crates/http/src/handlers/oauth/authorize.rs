@@ -167,20 +167,17 @@ pub async fn authorize_decision(
     };
     let oauth = &state.services.oauth;
     let issuer = &state.config.public_url;
+    // The consent page again, saying what went wrong (and keeping the username typed).
+    let page_again = |status, error: (&'static str, Option<String>)| {
+        consent_page(&request, &state, &authorization, status, Some(error))
+    };
     let csrf_ok = match (request.cookie(CSRF_COOKIE), params.get("csrf_token")) {
         (Some(cookie), Some(token)) => oauth.csrf_matches(cookie.value(), &token),
         _ => false,
     };
     if !csrf_ok {
         let message = "This form expired or did not come from this page. Please try again.";
-        return consent_page(
-            &request,
-            &state,
-            &authorization,
-            StatusCode::BAD_REQUEST,
-            Some((message, None)),
-        )
-        .await;
+        return page_again(StatusCode::BAD_REQUEST, (message, None)).await;
     }
     let client_state = authorization.state.as_deref();
     match params.get("decision").as_deref() {
@@ -196,14 +193,7 @@ pub async fn authorize_decision(
         Some("approve") => {}
         _ => {
             let message = "Choose Approve or Deny.";
-            return consent_page(
-                &request,
-                &state,
-                &authorization,
-                StatusCode::BAD_REQUEST,
-                Some((message, None)),
-            )
-            .await;
+            return page_again(StatusCode::BAD_REQUEST, (message, None)).await;
         }
     }
     let (user, new_session) = match session_user(&request, &state).await {
@@ -215,14 +205,7 @@ pub async fn authorize_decision(
                 Ok((user, session)) => (user, Some(session)),
                 Err(SignInError::InvalidCredentials) => {
                     let message = "The username or password is wrong.";
-                    return consent_page(
-                        &request,
-                        &state,
-                        &authorization,
-                        StatusCode::UNAUTHORIZED,
-                        Some((message, Some(username))),
-                    )
-                    .await;
+                    return page_again(StatusCode::UNAUTHORIZED, (message, Some(username))).await;
                 }
                 Err(SignInError::Unexpected(error)) => {
                     return server_error(&authorization, error, issuer);

@@ -1,5 +1,5 @@
 //! Sideboard guide endpoints (public spec 4.5 and the contract's extensions): one file per
-//! operation; the wire shapes live here.
+//! operation (like and unlike, one toggle, share `like`); the wire shapes live here.
 
 pub(crate) mod attach;
 pub(crate) mod create;
@@ -9,7 +9,6 @@ pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod matchups;
 pub(crate) mod my;
-pub(crate) mod unlike;
 pub(crate) mod update;
 
 use actix_web::{HttpRequest, HttpResponse};
@@ -29,8 +28,7 @@ use crate::body::{json_or_text, nullable, present};
 use crate::conditional::json_page;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::error::ApiError;
-use crate::handlers::decks::list::{instant, uuid};
-use crate::pagination::{ListOptions, Paginated};
+use crate::pagination::{ListOptions, Paginated, instant, uuid};
 use crate::state::HttpState;
 
 /// Guides carry no provenance yet: every one is written here.
@@ -119,6 +117,18 @@ fn page_response(
     )
 }
 
+/// The example answer of `list` and `my`: a page of guides.
+fn guide_page_example() -> serde_json::Value {
+    serde_json::json!({"data": [{"id": "01a2c3d4-0000-7000-8000-000000000001", "name": "Stompy sideboard plan",
+            "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"}, "game": "mtg",
+            "visibility": ["public"], "deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "format": "Pauper",
+            "views": 0, "likes": 3, "hasMatchups": true, "thumbnail": null,
+            "editedAt": "2026-11-21T10:02:11.000001Z", "createdAt": "2026-11-21T10:02:11.000001Z",
+            "sourceProvider": "manual"}],
+        "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
+            "next": null, "previous": null}})
+}
+
 /// An attached deck in a guide's detail.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct GuideDeckDto {
@@ -149,16 +159,21 @@ impl From<&CardOverride> for CardOverrideDto {
     }
 }
 
+/// The example matchup, also in the guide detail's example.
+fn matchup_example() -> serde_json::Value {
+    serde_json::json!({
+        "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
+        "special_card_overrides": [
+            {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
+        "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
+        "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
+        "thumbnail": null, "is_featured": false
+    })
+}
+
 /// A matchup (public spec 2.7).
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
-    "special_card_overrides": [
-        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
-    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
-    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
-    "thumbnail": null, "is_featured": false
-}))]
+#[schema(example = matchup_example)]
 pub struct MatchupDto {
     id: Uuid,
     opponent_deck_name: String,
@@ -207,14 +222,7 @@ impl From<&Matchup> for MatchupDto {
     "editedAt": "2026-11-21T10:02:11.000001Z", "createdAt": "2026-11-21T10:02:11.000001Z",
     "sourceProvider": "manual", "description": "", "notes": "", "youtube_url": null,
     "premium": false, "is_archived": false, "tags": ["aggro"],
-    "matchups": [{
-    "id": "01a2c3d4-0000-7000-8000-000000000002", "opponent_deck_name": "Mono-Blue Faeries",
-    "special_card_overrides": [
-        {"special_card_type": "in", "card_id": "plummet", "card_name": "Plummet", "sort_order": 0, "quantity": 2}],
-    "opponent_archetype": "Tempo", "difficulty": "HARD", "notes": "",
-    "play_notes": "Race; they cannot block well.", "draw_notes": "", "sort_order": 1,
-    "thumbnail": null, "is_featured": false
-}],
+    "matchups": [matchup_example()],
     "decks": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy"}],
     "attached_deck_ids": ["01a1fd80-0fe6-7089-a9ee-9e24acd337e6"]
 }))]
@@ -521,27 +529,21 @@ impl GuideListQuery {
             format_contains: non_empty(self.format),
             has_video: self.has_video,
         };
-        let sort = v.check(
-            self.sort
-                .as_deref()
-                .map_or(Ok(GuideSort::default()), GuideSort::parse),
-        );
         let options = ListOptions::parse(
+            self.sort.as_deref(),
+            GuideSort::parse,
             self.order.as_deref(),
             self.include.as_deref(),
             self.page,
             self.limit,
-            &mut v,
-        );
-        match (sort, options) {
-            (Some(sort), Some(options)) if v.0.is_empty() => Ok(GuideListRequest {
-                filters,
-                sort,
-                order: options.order,
-                page: options.page,
-                with_summary: options.with_summary,
-            }),
-            _ => Err(v),
-        }
+            v,
+        )?;
+        Ok(GuideListRequest {
+            filters,
+            sort: options.sort,
+            order: options.order,
+            page: options.page,
+            with_summary: options.with_summary,
+        })
     }
 }

@@ -34,5 +34,5 @@ pub async fn read_guide(
     let guide = state.services.decks.guide(&principal, &game, deck).await?;
     let etag = guide_etag(guide.as_ref());
     let body = guide.map(GuideDto::from);
-    Ok(json_tagged(&request, HttpResponse::Ok(), etag, &body))
+    json_tagged(&request, etag, &body)
 }
