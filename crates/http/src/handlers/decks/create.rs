@@ -67,6 +67,6 @@ pub async fn create_deck(
         .create(&principal, &game, body.into())
         .await?;
     Ok(HttpResponse::Created()
-        .insert_header(ETag(etag(&deck)))
+        .insert_header(ETag(etag(deck.version)))
         .json(DeckWriteRecord::from(&deck)))
 }

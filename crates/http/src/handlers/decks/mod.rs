@@ -354,8 +354,8 @@ impl From<DeckBody> for DeckChanges {
 
 /// `"<version>"`: the tag of the deck's detail and write record, and what a later `If-Match`
 /// names. It versions the content; counters (views, likes) move without it.
-pub fn etag(deck: &Deck) -> EntityTag {
-    EntityTag::new_strong(deck.version.to_string())
+pub fn etag(version: i32) -> EntityTag {
+    EntityTag::new_strong(version.to_string())
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that

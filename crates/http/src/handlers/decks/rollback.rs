@@ -59,6 +59,6 @@ pub async fn rollback_deck(
         .rollback(&principal, &game, deck, number, expected)
         .await?;
     Ok(HttpResponse::Ok()
-        .insert_header(ETag(etag(&deck)))
+        .insert_header(ETag(etag(deck.version)))
         .json(DeckWriteRecord::from(&deck)))
 }

@@ -39,6 +39,6 @@ pub async fn update_deck(
         .update(&principal, &game, deck, body.into(), expected)
         .await?;
     Ok(HttpResponse::Ok()
-        .insert_header(ETag(etag(&deck)))
+        .insert_header(ETag(etag(deck.version)))
         .json(DeckWriteRecord::from(&deck)))
 }
