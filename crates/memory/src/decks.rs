@@ -10,8 +10,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader, DeckSort,
-    DeckVersion, Page, Provenance,
+    Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader,
+    DeckSort, DeckVersion, Page, Provenance,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
@@ -175,6 +175,10 @@ impl DeckRepository for MemoryDecks {
             .get(&id)
             .map(|stored| read(&state, stored))
             .transpose()
+    }
+
+    async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>> {
+        Ok(self.find(id).await?.as_ref().map(Deck::overview))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]

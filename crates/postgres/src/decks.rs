@@ -16,8 +16,8 @@ use deckhand_domain::decks::ports::{
     ViewCount,
 };
 use deckhand_domain::decks::{
-    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader,
-    DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
+    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
+    DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -27,7 +27,7 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
-use self::list_query::{Conditions, count_sql, list_conditions, page_sql};
+use self::list_query::{Conditions, count_sql, list_conditions, page_sql, page_window};
 use self::stored::{
     Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
     stored_cards, stored_choices,
@@ -37,19 +37,42 @@ use crate::pool::{Pool, checkout};
 use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
 
-const DECK_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, \
-     d.visibility, d.format_id, d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, \
-     d.featured, d.summary, d.source_provider, d.source_external_id, d.source_external_version, \
+/// The joins every deck read goes through: its author and its counters.
+macro_rules! deck_joins {
+    () => {
+        "FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id"
+    };
+}
+
+/// The columns of a [`ListingRow`].
+macro_rules! listing_columns {
+    () => {
+        "d.id, d.game, d.owner_id, u.username, d.name, d.visibility, d.format_id, d.archetype, \
+         d.youtube_url IS NOT NULL AS has_video, d.source_provider, d.summary, d.has_guide, \
+         d.has_sideboard_guide, d.created_at, d.updated_at, s.pageviews, s.likes"
+    };
+}
+
+const DECK_SELECT: &str = concat!(
+    "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, d.visibility, d.format_id, \
+     d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, d.featured, d.summary, \
+     d.source_provider, d.source_external_id, d.source_external_version, \
      d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
-     d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes \
-     FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id";
+     d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes ",
+    deck_joins!()
+);
 
 /// What a list shows: no card lines, notes or featured choices (`DeckListing`).
-const LISTING_SELECT: &str = "SELECT d.id, d.game, d.owner_id, u.username, d.name, \
-     d.visibility, d.format_id, d.archetype, d.youtube_url IS NOT NULL AS has_video, \
-     d.source_provider, d.summary, d.has_guide, d.has_sideboard_guide, d.created_at, \
-     d.updated_at, s.pageviews, s.likes \
-     FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id";
+const LISTING_SELECT: &str = concat!("SELECT ", listing_columns!(), " ", deck_joins!());
+
+/// What a detail shows unless it expands the cards (`DeckOverview`): the card lines, the
+/// bulk of a row, stay unread.
+const OVERVIEW_SELECT: &str = concat!(
+    "SELECT ",
+    listing_columns!(),
+    ", d.notes, d.source_external_id, d.source_external_url, d.version ",
+    deck_joins!()
+);
 
 /// How long a list count is reused by this instance. Its own writes drop every count at once;
 /// other instances' writes show within this time. A page that ends the list needs no count at
@@ -226,6 +249,32 @@ impl ListingRow {
             has_sideboard_guide: self.has_sideboard_guide,
             created_at: self.created_at,
             updated_at: self.updated_at,
+        })
+    }
+}
+
+#[derive(Debug, QueryableByName)]
+struct OverviewRow {
+    #[diesel(embed)]
+    listing: ListingRow,
+    #[diesel(sql_type = Text)]
+    notes: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_external_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_external_url: Option<String>,
+    #[diesel(sql_type = Int4)]
+    version: i32,
+}
+
+impl OverviewRow {
+    fn into_domain(self) -> anyhow::Result<DeckOverview> {
+        Ok(DeckOverview {
+            listing: self.listing.into_domain()?,
+            notes: self.notes,
+            source_external_id: self.source_external_id,
+            source_external_url: self.source_external_url,
+            version: self.version,
         })
     }
 }
@@ -675,6 +724,21 @@ impl DeckRepository for PgDeckRepository {
         row.map(DeckRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
+    async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>> {
+        let mut conn = checkout(&self.pool).await?;
+        let row: Option<OverviewRow> = Statement::new(
+            format!("{OVERVIEW_SELECT} WHERE d.id = $1"),
+            vec![Bind::Uuid(id.0)],
+        )
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .map_err(error::query)
+        .context("finding a deck's overview")?;
+        row.map(OverviewRow::into_domain).transpose()
+    }
+
     #[tracing::instrument(level = "debug", skip(self, reviser))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
         let mut conn = checkout(&self.pool).await?;
@@ -745,9 +809,8 @@ impl DeckRepository for PgDeckRepository {
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
         let conditions = list_conditions(query);
         let mut page_conditions = conditions.clone();
-        let limit = page_conditions.param(Bind::Int(i64::from(query.page.limit)));
-        let offset = page_conditions.param(Bind::Int(i64::from(query.page.offset())));
-        let page_sql = page_sql(query, LISTING_SELECT, &conditions.sql(), &limit, &offset);
+        let window = page_window(&mut page_conditions, query.page);
+        let page_sql = page_sql(query, LISTING_SELECT, &conditions.sql(), &window);
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<ListingRow> = page_conditions
             .statement(page_sql)

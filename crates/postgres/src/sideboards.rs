@@ -24,7 +24,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::decks::CountRow;
-use crate::decks::list_query::{Conditions, contains_pattern, direction};
+use crate::decks::list_query::{Conditions, contains_pattern, direction, page_window};
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
@@ -590,14 +590,13 @@ impl SideboardGuideRepository for PgSideboardGuides {
             .await
             .map_err(error::query)
             .context("counting sideboard guides")?;
-        let limit = conditions.param(Bind::Int(i64::from(query.page.limit)));
-        let offset = conditions.param(Bind::Int(i64::from(query.page.offset())));
+        let window = page_window(&mut conditions, query.page);
         let order = order_by(query.sort, query.order);
         // The inner query picks the page's ids from the sort index alone; only those rows are
         // joined to their author and primary deck, as the deck list does.
         let page_sql = format!(
             "WITH page AS (SELECT g.id FROM sideboard_guides g WHERE {where_clause} \
-             ORDER BY {order} LIMIT {limit} OFFSET {offset}) \
+             ORDER BY {order} {window}) \
              {} JOIN page ON page.id = g.id ORDER BY {order}",
             guide_select(query.with_summary, false)
         );

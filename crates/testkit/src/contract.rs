@@ -107,6 +107,7 @@ macro_rules! repository_contract_suite {
             trending_ranks_recent_views_first,
             views_count_only_for_readers_who_may_see_the_deck,
             list_items_carry_what_lists_show,
+            a_deck_overview_is_the_deck_without_its_cards,
             list_totals_follow_the_stores_own_writes,
             old_view_records_are_pruned,
             a_guide_is_created_replaced_and_deleted_with_has_guide,
@@ -1312,6 +1313,40 @@ pub async fn list_items_carry_what_lists_show(repos: &Repositories) -> Outcome {
     let stored = repos.decks.find(new.id).await?.context("the deck")?;
     assert_eq!(page.items, [stored.listing()]);
     assert!(page.items[0].has_video);
+    Ok(())
+}
+
+/// An overview reads what a detail shows of a deck, whatever its visibility or archive state,
+/// and exactly what the full deck has.
+pub async fn a_deck_overview_is_the_deck_without_its_cards(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let mut new = deck(&alice, "Izzet Phoenix");
+    new.content.notes = "Keep two lands. «ünïcode»".into();
+    new.content.visibility = Visibility::Private;
+    new.content.archetype = Some("Tempo".into());
+    new.summary.colors = vec!["U".into(), "R".into()];
+    new.provenance.source_provider = "moxfield".into();
+    new.provenance.source_external_id = Some("ext-7".into());
+    new.provenance.source_external_url = Some("https://moxfield.com/decks/ext-7".into());
+    repos.decks.insert(&new).await?;
+    repos.decks.revise(new.id, archive(now())).await?;
+    let stored = repos.decks.find(new.id).await?.context("the deck")?;
+    let overview = repos
+        .decks
+        .find_overview(new.id)
+        .await?
+        .context("the deck's overview")?;
+    assert_eq!(overview, stored.overview());
+    assert_eq!(overview.version, 2);
+    assert_eq!(overview.notes, new.content.notes);
+    assert!(
+        repos
+            .decks
+            .find_overview(DeckId(Uuid::now_v7()))
+            .await?
+            .is_none()
+    );
     Ok(())
 }
 

@@ -21,9 +21,9 @@ pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,
 };
 pub use model::{
-    Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckReader,
-    DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance,
-    Visibility,
+    Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview,
+    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType,
+    Provenance, Visibility,
 };
 pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,

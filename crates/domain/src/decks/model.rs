@@ -230,6 +230,17 @@ impl Deck {
         }
     }
 
+    /// What a detail shows of this deck when its cards are not expanded.
+    pub fn overview(&self) -> DeckOverview {
+        DeckOverview {
+            listing: self.listing(),
+            notes: self.content.notes.clone(),
+            source_external_id: self.provenance.source_external_id.clone(),
+            source_external_url: self.provenance.source_external_url.clone(),
+            version: self.version,
+        }
+    }
+
     pub fn is_owned_by(&self, user: Option<UserId>) -> bool {
         user == Some(self.author.id)
     }
@@ -261,6 +272,27 @@ pub struct DeckListing {
     pub has_sideboard_guide: bool,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+}
+
+/// A deck as its detail shows it unless the cards are expanded: the listing with its notes,
+/// external source and version, but no card lines or featured choices, so reading one leaves
+/// the stored card list (the bulk of a deck row) untouched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeckOverview {
+    pub listing: DeckListing,
+    pub notes: String,
+    pub source_external_id: Option<String>,
+    pub source_external_url: Option<String>,
+    pub version: i32,
+}
+
+impl DeckOverview {
+    /// The same rule as [`Deck::is_visible_to`].
+    pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
+        self.listing
+            .visibility
+            .admits(self.listing.author.id, viewer)
+    }
 }
 
 /// Who reads a deck by id: it counts only when it is of `game` and `viewer` may see it

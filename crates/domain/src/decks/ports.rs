@@ -5,8 +5,8 @@ use time::{Duration, OffsetDateTime};
 
 use super::guide::DeckGuide;
 use super::model::{
-    Author, Deck, DeckContent, DeckId, DeckListing, DeckReader, DeckSummary, DeckVersion,
-    HistoryType, Provenance,
+    Author, Deck, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader, DeckSummary,
+    DeckVersion, HistoryType, Provenance,
 };
 use super::query::{DeckQuery, Page};
 use crate::identity::{UserId, Username};
@@ -123,6 +123,10 @@ pub trait DeckRepository: Send + Sync {
 
     /// The deck, whatever its visibility or archive state; the service judges access.
     async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>>;
+
+    /// The deck without its card lines ([`Deck::overview`]), whatever its visibility or archive
+    /// state; the service judges access.
+    async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>>;
 
     /// Locks the deck, asks `reviser` for the next state, and stores it as version + 1 with one
     /// history record, in one transaction: concurrent saves serialise and none is lost.

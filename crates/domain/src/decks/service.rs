@@ -16,8 +16,9 @@ use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::diff::{self, VersionDiff};
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
-    CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckReader, DeckSummary,
-    DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance, Visibility,
+    CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader,
+    DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance,
+    Visibility,
 };
 use super::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
@@ -168,6 +169,22 @@ impl DeckService {
         let viewer = principal.acting_user();
         self.find_in(game, id, |deck| deck.is_visible_to(viewer))
             .await
+    }
+
+    /// A deck of `game` the caller may see, without its card lines: what a detail shows
+    /// unless it expands the cards. The same rules as [`Self::get`].
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
+    pub async fn overview(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+    ) -> Result<DeckOverview, DeckError> {
+        let viewer = principal.acting_user();
+        match self.decks.find_overview(id).await? {
+            Some(deck) if deck.listing.game == game.slug && deck.is_visible_to(viewer) => Ok(deck),
+            _ => Err(DeckError::NotFound),
+        }
     }
 
     /// Applies a PATCH: owner only, one version and one history record per save.

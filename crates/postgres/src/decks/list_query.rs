@@ -2,7 +2,7 @@
 //! clause (shared by the count and the page), the order, and the page query. Plans of every
 //! shape are in docs/benchmarks.md. [`Conditions`] also builds the sideboard-guide list.
 
-use deckhand_domain::decks::{DeckQuery, DeckSort, RESULT_WINDOW, SortOrder};
+use deckhand_domain::decks::{DeckQuery, DeckSort, PageRequest, RESULT_WINDOW, SortOrder};
 use time::OffsetDateTime;
 
 use crate::statement::{Bind, Statement};
@@ -62,6 +62,21 @@ impl Conditions {
         if let Some(wanted) = wanted {
             let not = if wanted { "NOT " } else { "" };
             self.add(format!("{column} IS {not}NULL"));
+        }
+    }
+}
+
+/// The `LIMIT` and `OFFSET` of `page`. The limit (1 to 100, validated by the domain) is written
+/// into the SQL and the first page has no `OFFSET`, so PostgreSQL keeps one generic plan of the
+/// prepared page query: with either as a parameter its generic plan looks costlier than a
+/// custom one, and the query was planned anew on every run (docs/benchmarks.md). Deeper pages
+/// bind their offset, so the statements a connection prepares stay few.
+pub(crate) fn page_window(conditions: &mut Conditions, page: PageRequest) -> String {
+    match page.offset() {
+        0 => format!("LIMIT {}", page.limit),
+        offset => {
+            let offset = conditions.param(Bind::Int(i64::from(offset)));
+            format!("LIMIT {} OFFSET {offset}", page.limit)
         }
     }
 }
@@ -162,8 +177,7 @@ pub(super) fn page_sql(
     query: &DeckQuery,
     select: &str,
     where_clause: &str,
-    limit: &str,
-    offset: &str,
+    window: &str,
 ) -> String {
     let order = order_by(query.sort, query.order);
     let from = match query.sort {
@@ -176,7 +190,7 @@ pub(super) fn page_sql(
     };
     format!(
         "WITH page AS (SELECT d.id FROM {from} WHERE {where_clause} \
-         ORDER BY {order} LIMIT {limit} OFFSET {offset}) \
+         ORDER BY {order} {window}) \
          {select} JOIN page ON page.id = d.id ORDER BY {order}"
     )
 }

@@ -1080,3 +1080,32 @@ fn a_guide_is_written_by_the_owner_only_at_the_clock_time() {
     let (_, created) = block_on(service.put_guide(&alice(), &mtg(), id, input())).unwrap();
     assert!(created);
 }
+
+#[test]
+fn an_overview_follows_the_visibility_and_game_rules_of_a_read() {
+    let mut private = existing();
+    private.content.visibility = Visibility::Private;
+    let mut decks = MockDeckRepository::new();
+    let stored = private.overview();
+    decks
+        .expect_find_overview()
+        .returning(move |_| Ok(Some(stored.clone())));
+    let service = service_over(decks);
+    let id = private.id;
+    let read = |principal: &Principal, game: &Game| block_on(service.overview(principal, game, id));
+    assert_eq!(read(&alice(), &mtg()).unwrap(), private.overview());
+    for (principal, game) in [
+        (bob(), mtg()),
+        (Principal::anonymous(), mtg()),
+        (
+            alice(),
+            Game {
+                slug: "lorcana".into(),
+                ..mtg()
+            },
+        ),
+    ] {
+        let result = read(&principal, &game);
+        assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    }
+}

@@ -144,23 +144,29 @@ pub async fn deck_detail(
     }: PathAccess<ReadDecks, DeckPath>,
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let deck = state.services.decks.get(&principal, &game, deck).await?;
+    let decks = &state.services.decks;
+    // Only an expansion needs the card lines; without one they stay unread.
+    let (overview, expanded_cards) = match &query.expand {
+        Some(Expand::Cards) => {
+            let deck = decks.get(&principal, &game, deck).await?;
+            (deck.overview(), Some(expanded_cards(&game, &deck)))
+        }
+        None => (decks.overview(&principal, &game, deck).await?, None),
+    };
     let formats = formats_of(&state, &game).await?;
     let detail = DeckDetail {
-        item: DeckListItem::new(&deck.listing(), &formats, false),
-        notes: deck.content.notes.clone(),
-        featured_cards: deck
+        item: DeckListItem::new(&overview.listing, &formats, false),
+        notes: overview.notes,
+        featured_cards: overview
+            .listing
             .summary
             .featured_cards
             .iter()
             .map(FeaturedCardDto::from)
             .collect(),
-        source_external_id: deck.provenance.source_external_id.clone(),
-        source_external_url: deck.provenance.source_external_url.clone(),
-        expanded_cards: query
-            .expand
-            .as_ref()
-            .map(|Expand::Cards| expanded_cards(&game, &deck)),
+        source_external_id: overview.source_external_id,
+        source_external_url: overview.source_external_url,
+        expanded_cards,
     };
-    json_tagged(&request, etag(&deck), &detail)
+    json_tagged(&request, etag(overview.version), &detail)
 }

@@ -340,15 +340,15 @@ impl From<DeckBody> for DeckChanges {
 
 /// `"<version>"`: the tag of the deck's detail and write record, and what a later `If-Match`
 /// names. It versions the content; counters (views, likes) move without it.
-pub fn etag(deck: &Deck) -> EntityTag {
-    EntityTag::new_strong(deck.version.to_string())
+pub fn etag(version: i32) -> EntityTag {
+    EntityTag::new_strong(version.to_string())
 }
 
 /// A deck write's answer (create, PATCH, rollback): the write record, tagged with the version
 /// the write made.
 pub fn write_record(mut response: HttpResponseBuilder, deck: &Deck) -> HttpResponse {
     response
-        .insert_header(ETag(etag(deck)))
+        .insert_header(ETag(etag(deck.version)))
         .json(DeckWriteRecord::from(deck))
 }
 
