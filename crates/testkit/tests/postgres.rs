@@ -497,3 +497,87 @@ async fn claims_sweep_expired_keys_through_the_expiry_index() {
     .unwrap();
     assert_eq!(live.count, 20_000 + 1);
 }
+
+#[derive(QueryableByName)]
+struct PlanUse {
+    #[diesel(sql_type = Text)]
+    statement: String,
+    #[diesel(sql_type = BigInt)]
+    generic_plans: i64,
+    #[diesel(sql_type = BigInt)]
+    custom_plans: i64,
+}
+
+/// A first list page is planned once per connection, not on every run: its limit is part of
+/// the SQL and it has no OFFSET, so PostgreSQL settles on the prepared statement's generic
+/// plan (docs/benchmarks.md). Deeper pages bind their offset and may be planned per run, and
+/// so are pages filtered by name, whose best plan depends on the pattern.
+#[tokio::test]
+async fn first_list_pages_settle_on_a_generic_plan() {
+    use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
+
+    let db = TestDb::new().await;
+    // One connection, so every run below uses the same prepared statements.
+    let pool = deckhand_postgres::connect(db.url(), 1).await.unwrap();
+    let repos = deckhand_postgres::repositories(pool.clone());
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    for n in 0..3 {
+        repos
+            .decks
+            .insert(&deckhand_testkit::fixtures::deck(
+                &alice,
+                &format!("deck {n}"),
+            ))
+            .await
+            .unwrap();
+    }
+    let named = DeckFilters {
+        name_contains: Some("deck".into()),
+        ..DeckFilters::default()
+    };
+    for (sort, filters) in [
+        (DeckSort::EditedAt, DeckFilters::default()),
+        (DeckSort::Views, DeckFilters::default()),
+        (DeckSort::EditedAt, named),
+    ] {
+        let query = DeckQuery {
+            game: "mtg".into(),
+            viewer: None,
+            filters,
+            sort,
+            order: SortOrder::Desc,
+            page: PageRequest { page: 1, limit: 2 },
+        };
+        for _ in 0..10 {
+            let page = repos.decks.list(&query).await.unwrap();
+            assert_eq!(page.items.len(), 2);
+        }
+    }
+    let mut conn = pool.get().await.unwrap();
+    let uses: Vec<PlanUse> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
+             WHERE statement LIKE 'WITH page AS%'",
+        ),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    assert_eq!(uses.len(), 3, "one page statement per shape");
+    for used in &uses {
+        if used.statement.contains("ILIKE") {
+            // A name pattern's selectivity decides the plan: planned each run, limit bound.
+            assert!(used.statement.contains("LIMIT $"), "{}", used.statement);
+            continue;
+        }
+        assert!(used.statement.contains("LIMIT 2)"), "{}", used.statement);
+        assert!(
+            used.generic_plans >= 4 && used.custom_plans <= 6,
+            "{} generic and {} custom plans for {}",
+            used.generic_plans,
+            used.custom_plans,
+            used.statement
+        );
+    }
+}
