@@ -27,6 +27,8 @@ pub struct Options {
     /// A server binary to measure instead of building this tree's (e.g. one built from `main`,
     /// for a before/after comparison).
     pub binary: Option<PathBuf>,
+    /// Only the ceilings and the resolve step.
+    pub resolve_only: bool,
 }
 
 const PORT: u16 = 18_080;
@@ -246,7 +248,7 @@ fn drive(
     let list = format!("{base}{API}/decks?limit=20");
     let detail = format!("{base}{API}/decks/{detail_id}");
     let args = |items: &[&str]| items.iter().map(|item| (*item).to_owned()).collect();
-    let cases = vec![
+    let cases = [
         Case {
             name: "GET /healthz",
             goal: None,
@@ -304,6 +306,12 @@ fn drive(
             ]),
         },
     ];
+    // The ceilings only, when just the resolve step is wanted.
+    let measured_cases = if options.resolve_only {
+        &cases[..1]
+    } else {
+        &cases[..]
+    };
     let concurrency = options.connections.to_string();
     let seconds = format!("{}s", options.seconds);
     println!(
@@ -315,7 +323,7 @@ fn drive(
         "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "1"
     );
     let mut peaks = Vec::new();
-    for case in &cases {
+    for case in measured_cases {
         let mut oha_args = vec![
             "-c".to_owned(),
             concurrency.clone(),
@@ -337,8 +345,15 @@ fn drive(
     }
 
     // Latency at half the peak rate: what a client sees when the service is not saturated.
-    println!("\nat half the peak rate (goal p99 < 10 ms list, < 5 ms detail):");
-    for (name, index) in [("list editedAt", 1), ("detail anonymous", 4)] {
+    let half_peak: &[(&str, usize)] = if options.resolve_only {
+        &[]
+    } else {
+        &[("list editedAt", 1), ("detail anonymous", 4)]
+    };
+    if !half_peak.is_empty() {
+        println!("\nat half the peak rate (goal p99 < 10 ms list, < 5 ms detail):");
+    }
+    for &(name, index) in half_peak {
         let half = (peaks[index].1 / 2.0).max(1.0);
         let mut oha_args = vec![
             "-c".to_owned(),
@@ -354,6 +369,7 @@ fn drive(
     }
 
     // One request at a time: the latency of a resolution of 1000 identifiers (goal < 20 ms).
+    statements(cluster)?;
     let resolve = run_oha(
         oha,
         &args(&[
@@ -370,8 +386,15 @@ fn drive(
             &format!("{base}{API}/cards/resolve"),
         ]),
     )?;
+    let per_request = statements(cluster)? / resolve.requests.max(1.0);
     println!("\nresolve 1000 identifiers, one at a time (goal median < 20 ms):");
-    print_row("POST cards/resolve", &resolve, pgbench_rate, None, None);
+    print_row(
+        "POST cards/resolve",
+        &resolve,
+        pgbench_rate,
+        None,
+        Some(per_request),
+    );
 
     let status = fs::read_to_string(format!("/proc/{}/status", server.id()))?;
     let field = |name: &str| {

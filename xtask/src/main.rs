@@ -78,6 +78,10 @@ enum Task {
         /// built from `main`, for a before/after comparison).
         #[arg(long)]
         binary: Option<PathBuf>,
+        /// Measure only the ceilings (`pgbench -S`, `GET /healthz`) and the resolution of 1000
+        /// identifiers, skipping the deck requests (use with a small `--decks`).
+        #[arg(long)]
+        resolve_only: bool,
     },
 }
 
@@ -166,6 +170,7 @@ fn run(task: Task) -> Result<()> {
             connections,
             seconds,
             binary,
+            resolve_only,
         } => loadtest::run(
             &root,
             &target_dir(&root),
@@ -174,6 +179,7 @@ fn run(task: Task) -> Result<()> {
                 connections,
                 seconds,
                 binary,
+                resolve_only,
             },
         ),
     }

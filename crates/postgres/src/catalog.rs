@@ -1,10 +1,12 @@
 //! The catalog over PostgreSQL. Lookups take every key of a request at once (`= ANY($n)` over
 //! arrays), so one resolution is a fixed number of statements whatever its size; the indexes
-//! they use are in `migrations/2026-11-21-000100_catalog` (query plans: docs/catalog.md).
+//! they use are in `migrations/2026-11-21-000100_catalog` (query plans: docs/catalog.md). They
+//! are prepared once per connection ([`Statement`]): their generic plans are the same index
+//! probes as the custom ones, whatever the number of keys (a PostgreSQL test pins them).
 
 mod cache;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -15,7 +17,7 @@ use deckhand_domain::catalog::{
     PrintingKeys, Section, name_key,
 };
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Nullable, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
@@ -23,6 +25,7 @@ use uuid::Uuid;
 use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{catalog_cards, catalog_printings, formats, game_sections, games};
+use crate::statement::{Bind, Statement};
 
 /// Rows per INSERT: well under PostgreSQL's 65535 bind parameters at 16 columns a row.
 const ROWS_PER_STATEMENT: usize = 1000;
@@ -73,8 +76,8 @@ struct CardRow<'a> {
     front_face_key: String,
 }
 
-#[derive(Debug, Insertable, Queryable, QueryableByName, Selectable)]
-#[diesel(table_name = catalog_printings, check_for_backend(diesel::pg::Pg))]
+#[derive(Debug, Insertable)]
+#[diesel(table_name = catalog_printings)]
 struct PrintingRow {
     game: String,
     variant_id: Uuid,
@@ -116,10 +119,59 @@ impl PrintingRow {
             legalities: serde_json::to_value(&entry.legalities)?,
         })
     }
+}
 
-    /// Face names live on the card: see [`EntryRow`].
+/// The columns of an [`EntryRow`]: printing `p` and its card `c`. Legalities come as text, read
+/// straight into their map (no `serde_json::Value` in between: that was 12% of the server's
+/// CPU on a resolution of 1000 identifiers, docs/benchmarks.md).
+macro_rules! entry_columns {
+    () => {
+        "p.variant_id, p.card_id, p.name, p.set, p.collector_number, p.type_line, p.image_url, \
+         p.colors, p.catalog_a_id, p.catalog_b_id, p.catalog_c_id, p.lang, p.released_at, \
+         p.preference, p.legalities::text AS legalities, c.face_names"
+    };
+}
+
+/// A printing with its card's face names, as [`entry_columns!`] reads it.
+#[derive(Debug, QueryableByName)]
+struct EntryRow {
+    #[diesel(sql_type = SqlUuid)]
+    variant_id: Uuid,
+    #[diesel(sql_type = SqlUuid)]
+    card_id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    set: String,
+    #[diesel(sql_type = Text)]
+    collector_number: String,
+    #[diesel(sql_type = Text)]
+    type_line: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    image_url: Option<String>,
+    #[diesel(sql_type = Array<Text>)]
+    colors: Vec<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    catalog_a_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    catalog_b_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    catalog_c_id: Option<String>,
+    #[diesel(sql_type = Text)]
+    lang: String,
+    #[diesel(sql_type = Nullable<Date>)]
+    released_at: Option<time::Date>,
+    #[diesel(sql_type = SmallInt)]
+    preference: i16,
+    #[diesel(sql_type = Text)]
+    legalities: String,
+    #[diesel(sql_type = Array<Text>)]
+    face_names: Vec<String>,
+}
+
+impl EntryRow {
     fn into_domain(self) -> anyhow::Result<CatalogEntry> {
-        let legalities: BTreeMap<String, String> = serde_json::from_value(self.legalities)
+        let legalities: BTreeMap<String, String> = serde_json::from_str(&self.legalities)
             .with_context(|| format!("printing {} has invalid legalities", self.variant_id))?;
         Ok(CatalogEntry {
             printing: Printing {
@@ -135,29 +187,12 @@ impl PrintingRow {
                 catalog_b_id: self.catalog_b_id,
                 catalog_c_id: self.catalog_c_id,
             },
-            face_names: Vec::new(),
+            face_names: self.face_names,
             lang: self.lang,
             released_at: self.released_at,
             preference: Preference::from_i16(self.preference),
             legalities,
         })
-    }
-}
-
-/// A printing with its card's face names.
-#[derive(Debug, QueryableByName)]
-struct EntryRow {
-    #[diesel(embed)]
-    printing: PrintingRow,
-    #[diesel(sql_type = Array<Text>)]
-    face_names: Vec<String>,
-}
-
-impl EntryRow {
-    fn into_domain(self) -> anyhow::Result<CatalogEntry> {
-        let mut entry = self.printing.into_domain()?;
-        entry.face_names = self.face_names;
-        Ok(entry)
     }
 }
 
@@ -169,11 +204,13 @@ struct PickedRow {
     entry: EntryRow,
 }
 
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = catalog_cards, check_for_backend(diesel::pg::Pg))]
+#[derive(Debug, QueryableByName)]
 struct CardNameRow {
+    #[diesel(sql_type = SqlUuid)]
     card_id: Uuid,
+    #[diesel(sql_type = Text)]
     name_key: String,
+    #[diesel(sql_type = Text)]
     front_face_key: String,
 }
 
@@ -277,30 +314,60 @@ async fn upsert_chunk(
     Ok(())
 }
 
-/// Every printing matching any key, as one statement: a union of index lookups, one per kind.
-const FIND_PRINTINGS: &str = "\
-SELECT p.*, c.face_names FROM catalog_printings p
-JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id
-WHERE p.game = $1 AND p.variant_id IN (
-    SELECT unnest($2::uuid[])
-    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_a_id = ANY($3)
-    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_b_id = ANY($4)
-    UNION ALL SELECT variant_id FROM catalog_printings WHERE game = $1 AND catalog_c_id = ANY($5)
-    UNION ALL SELECT q.variant_id FROM catalog_printings q
-        JOIN unnest($6::text[], $7::text[]) AS k(set, number)
-        ON q.game = $1 AND q.set = k.set AND q.collector_number = k.number
-)";
+/// Every printing matching any key, as one statement: an `Append` of index lookups, one per
+/// kind, each reading its rows directly (a printing found by two keys comes twice: the caller
+/// keeps one).
+const FIND_PRINTINGS: &str = concat!(
+    "SELECT ",
+    entry_columns!(),
+    "
+FROM (
+    SELECT v.* FROM unnest($2::uuid[]) AS k(variant_id)
+        JOIN catalog_printings v ON v.game = $1 AND v.variant_id = k.variant_id
+    UNION ALL SELECT * FROM catalog_printings WHERE game = $1 AND catalog_a_id = ANY($3::text[])
+    UNION ALL SELECT * FROM catalog_printings WHERE game = $1 AND catalog_b_id = ANY($4::text[])
+    UNION ALL SELECT * FROM catalog_printings WHERE game = $1 AND catalog_c_id = ANY($5::text[])
+    UNION ALL SELECT s.* FROM unnest($6::text[], $7::text[]) AS k(set, number)
+        JOIN catalog_printings s ON s.game = $1 AND s.set = k.set AND s.collector_number = k.number
+) p
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id"
+);
+
+/// The cards whose name or front face is one of the keys: a `BitmapOr` of the two indexes.
+const CARDS_NAMED: &str = "\
+SELECT card_id, name_key, front_face_key FROM catalog_cards
+WHERE game = $1 AND (name_key = ANY($2::text[]) OR front_face_key = ANY($2::text[]))";
 
 /// The preferred printing of each pick: one ordered index probe per pick, stopping at the first.
-const PREFERRED_PRINTINGS: &str = "\
-SELECT k.ord, p.*, c.face_names FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS k(card_id, set, ord)
+const PREFERRED_PRINTINGS: &str = concat!(
+    "SELECT k.ord, ",
+    entry_columns!(),
+    "
+FROM unnest($2::uuid[], $3::text[]) WITH ORDINALITY AS k(card_id, set, ord)
 CROSS JOIN LATERAL (
-    SELECT * FROM catalog_printings p
-    WHERE p.game = $1 AND p.card_id = k.card_id AND (k.set IS NULL OR p.set = k.set)
-    ORDER BY p.preference, p.released_at DESC NULLS LAST, p.variant_id
+    SELECT * FROM catalog_printings q
+    WHERE q.game = $1 AND q.card_id = k.card_id AND (k.set IS NULL OR q.set = k.set)
+    ORDER BY q.preference, q.released_at DESC NULLS LAST, q.variant_id
     LIMIT 1
 ) p
-JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id";
+JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id"
+);
+
+/// The statements of a resolution, with their parameter types, for the PostgreSQL test that
+/// pins their plans.
+pub const RESOLUTION_STATEMENTS: [(&str, &str, &str); 3] = [
+    (
+        "find_printings",
+        "text, uuid[], text[], text[], text[], text[], text[]",
+        FIND_PRINTINGS,
+    ),
+    ("cards_named", "text, text[]", CARDS_NAMED),
+    (
+        "preferred_printings",
+        "text, uuid[], text[]",
+        PREFERRED_PRINTINGS,
+    ),
+];
 
 pub(crate) struct PgCatalog {
     pool: Pool,
@@ -382,38 +449,41 @@ impl CatalogRepository for PgCatalog {
         game: &str,
         keys: &PrintingKeys,
     ) -> anyhow::Result<Vec<CatalogEntry>> {
+        let (sets, numbers): (Vec<String>, Vec<String>) = keys.set_numbers.iter().cloned().unzip();
+        let statement = Statement::new(
+            FIND_PRINTINGS,
+            vec![
+                Bind::Text(game.to_owned()),
+                Bind::Uuids(keys.variant_ids.clone()),
+                Bind::Texts(keys.catalog_a_ids.clone()),
+                Bind::Texts(keys.catalog_b_ids.clone()),
+                Bind::Texts(keys.catalog_c_ids.clone()),
+                Bind::Texts(sets),
+                Bind::Texts(numbers),
+            ],
+        );
         let mut conn = checkout(&self.pool).await?;
-        let (sets, numbers): (Vec<&str>, Vec<&str>) = keys
-            .set_numbers
-            .iter()
-            .map(|(set, number)| (set.as_str(), number.as_str()))
-            .unzip();
-        let rows: Vec<EntryRow> = diesel::sql_query(FIND_PRINTINGS)
-            .bind::<Text, _>(game)
-            .bind::<Array<SqlUuid>, _>(&keys.variant_ids)
-            .bind::<Array<Text>, _>(&keys.catalog_a_ids)
-            .bind::<Array<Text>, _>(&keys.catalog_b_ids)
-            .bind::<Array<Text>, _>(&keys.catalog_c_ids)
-            .bind::<Array<Text>, _>(sets)
-            .bind::<Array<Text>, _>(numbers)
+        let rows: Vec<EntryRow> = statement
             .load(&mut conn)
             .await
             .map_err(error::query)
             .context("finding printings")?;
-        rows.into_iter().map(EntryRow::into_domain).collect()
+        drop(conn);
+        let mut seen = HashSet::with_capacity(rows.len());
+        rows.into_iter()
+            .filter(|row| seen.insert(row.variant_id))
+            .map(EntryRow::into_domain)
+            .collect()
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
+        let statement = Statement::new(
+            CARDS_NAMED,
+            vec![Bind::Text(game.to_owned()), Bind::Texts(name_keys.to_vec())],
+        );
         let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<CardNameRow> = catalog_cards::table
-            .filter(catalog_cards::game.eq(game))
-            .filter(
-                catalog_cards::name_key
-                    .eq_any(name_keys)
-                    .or(catalog_cards::front_face_key.eq_any(name_keys)),
-            )
-            .select(CardNameRow::as_select())
+        let rows: Vec<CardNameRow> = statement
             .load(&mut conn)
             .await
             .map_err(error::query)
@@ -434,17 +504,21 @@ impl CatalogRepository for PgCatalog {
         game: &str,
         picks: &[CardPick],
     ) -> anyhow::Result<Vec<(CardPick, CatalogEntry)>> {
+        let statement = Statement::new(
+            PREFERRED_PRINTINGS,
+            vec![
+                Bind::Text(game.to_owned()),
+                Bind::Uuids(picks.iter().map(|pick| pick.card_id).collect()),
+                Bind::OptionalTexts(picks.iter().map(|pick| pick.set.clone()).collect()),
+            ],
+        );
         let mut conn = checkout(&self.pool).await?;
-        let card_ids: Vec<Uuid> = picks.iter().map(|pick| pick.card_id).collect();
-        let sets: Vec<Option<&str>> = picks.iter().map(|pick| pick.set.as_deref()).collect();
-        let rows: Vec<PickedRow> = diesel::sql_query(PREFERRED_PRINTINGS)
-            .bind::<Text, _>(game)
-            .bind::<Array<SqlUuid>, _>(&card_ids)
-            .bind::<Array<Nullable<Text>>, _>(&sets)
+        let rows: Vec<PickedRow> = statement
             .load(&mut conn)
             .await
             .map_err(error::query)
             .context("finding preferred printings")?;
+        drop(conn);
         rows.into_iter()
             .map(|row| {
                 // ORDINALITY counts from 1.

@@ -31,6 +31,9 @@ use std::sync::Arc;
 
 use deckhand_domain::ports::Repositories;
 
+/// The resolution statements, for the test that pins their plans.
+#[doc(hidden)]
+pub use catalog::RESOLUTION_STATEMENTS;
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
 pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
 

@@ -7,7 +7,7 @@ use diesel::QueryResult;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{
-    Bool, Bytea, Float8, Int8, Nullable, Text, Timestamptz, Untyped, Uuid as SqlUuid,
+    Array, Bool, Bytea, Float8, Int8, Nullable, Text, Timestamptz, Untyped, Uuid as SqlUuid,
 };
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -23,6 +23,11 @@ pub(crate) enum Bind {
     Int(i64),
     Float(Float),
     Bytes(Vec<u8>),
+    /// `uuid[]`, `text[]` and `text[]` with NULLs: keys looked up together (`= ANY($n)`,
+    /// `unnest($n)`), so a statement's text does not depend on how many there are.
+    Uuids(Vec<Uuid>),
+    Texts(Vec<String>),
+    OptionalTexts(Vec<Option<String>>),
 }
 
 /// An `f64` compared and hashed by its bits, so that binds can key a cache.
@@ -95,6 +100,11 @@ impl QueryFragment<Pg> for Statement {
                 Bind::Int(value) => out.push_bind_param::<Int8, _>(value)?,
                 Bind::Float(value) => out.push_bind_param::<Float8, _>(&value.0)?,
                 Bind::Bytes(value) => out.push_bind_param::<Bytea, _>(value)?,
+                Bind::Uuids(values) => out.push_bind_param::<Array<SqlUuid>, _>(values)?,
+                Bind::Texts(values) => out.push_bind_param::<Array<Text>, _>(values)?,
+                Bind::OptionalTexts(values) => {
+                    out.push_bind_param::<Array<Nullable<Text>>, _>(values)?;
+                }
             }
             rest = &after[digits..];
         }

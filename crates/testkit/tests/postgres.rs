@@ -579,5 +579,139 @@ async fn first_list_pages_settle_on_a_generic_plan() {
             used.custom_plans,
             used.statement
         );
+
+/// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL
+/// may keep one generic plan for every request, whatever its number of keys. On a catalog the
+/// size of the 2019 import, that generic plan must be the same index probes the custom plans
+/// use: no sequential scan, whether a request has 1 key or 1000.
+#[tokio::test]
+async fn resolution_statements_keep_index_plans_when_prepared() {
+    let db = TestDb::new().await;
+    let mut conn = db.pool().get().await.unwrap();
+    // 20,000 cards with 45,000 printings (as in the 2019 catalog), catalog ids on some.
+    conn.batch_execute(
+        "INSERT INTO catalog_cards (game, card_id, name, face_names, name_key, front_face_key)
+         SELECT 'mtg', ('00000000-0000-0000-0001-' || lpad(n::text, 12, '0'))::uuid,
+             'Card ' || n, '{}', 'card ' || n, 'card ' || n
+         FROM generate_series(1, 20000) AS n;
+         INSERT INTO catalog_printings (game, variant_id, card_id, name, set, collector_number,
+             type_line, colors, catalog_a_id, catalog_b_id, catalog_c_id, lang, released_at,
+             preference, legalities)
+         SELECT 'mtg', ('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid,
+             ('00000000-0000-0000-0001-' || lpad((n % 20000 + 1)::text, 12, '0'))::uuid,
+             'Card ' || (n % 20000 + 1), 's' || (n % 300), n::text, 'Creature', '{}',
+             CASE WHEN n % 3 <> 0 THEN (100000 + n)::text END,
+             CASE WHEN n % 2 = 0 THEN (200000 + n)::text END,
+             CASE WHEN n % 10 = 0 THEN (300000 + n)::text END,
+             'en', date '2019-01-01' + n % 365, (n % 3)::smallint, '{\"modern\": \"legal\"}'
+         FROM generate_series(1, 45000) AS n;
+         ANALYZE catalog_cards, catalog_printings;",
+    )
+    .await
+    .unwrap();
+    // The arguments of each statement for `count` keys of every kind, as SQL literals.
+    let array = |kind: &str, key: &dyn Fn(usize) -> String, count: usize| {
+        let items: Vec<String> = (1..=count).map(key).collect();
+        format!("'{{{}}}'::{kind}[]", items.join(","))
+    };
+    let printing = |n: usize| format!("00000000-0000-0000-0000-{n:012}");
+    let card = |n: usize| format!("00000000-0000-0000-0001-{n:012}");
+    let arguments = |count: usize| {
+        [
+            format!(
+                "'mtg', {}, {}, {}, {}, {}, {}",
+                array("uuid", &|n| printing(n * 7), count),
+                array("text", &|n| (100_000 + n * 7).to_string(), count),
+                array("text", &|n| (200_000 + n * 7).to_string(), count),
+                array("text", &|n| (300_000 + n * 7).to_string(), count),
+                array("text", &|n| format!("s{}", n * 11 % 300), count),
+                array("text", &|n| (n * 11).to_string(), count),
+            ),
+            format!(
+                "'mtg', {}",
+                array("text", &|n| format!("\"card {}\"", n * 13), count)
+            ),
+            format!(
+                "'mtg', {}, {}",
+                array("uuid", &|n| card(n * 13 % 20_000 + 1), count),
+                // Half the picks within a set, half not.
+                array(
+                    "text",
+                    &|n| if n % 2 == 0 {
+                        "NULL".to_owned()
+                    } else {
+                        format!("s{}", n % 300)
+                    },
+                    count
+                ),
+            ),
+        ]
+    };
+    let expected: [&[&str]; 3] = [
+        &[
+            "catalog_printings_pkey",
+            "catalog_printings_catalog_a_idx",
+            "catalog_printings_catalog_b_idx",
+            "catalog_printings_catalog_c_idx",
+            "catalog_printings_set_number_idx",
+            "catalog_cards_pkey",
+        ],
+        &[
+            "catalog_cards_name_key_idx",
+            "catalog_cards_front_face_key_idx",
+        ],
+        &["catalog_printings_preferred_idx", "catalog_cards_pkey"],
+    ];
+    for (index, ((name, types, sql), indexes)) in deckhand_postgres::RESOLUTION_STATEMENTS
+        .iter()
+        .zip(expected)
+        .enumerate()
+    {
+        conn.batch_execute(&format!("PREPARE {name} ({types}) AS {sql}"))
+            .await
+            .unwrap();
+        // What a connection runs after its fifth execution: one plan for any number of keys.
+        conn.batch_execute("SET plan_cache_mode = force_generic_plan")
+            .await
+            .unwrap();
+        for count in [1, 1000] {
+            let plan: Vec<PlanLine> = diesel_async::RunQueryDsl::load(
+                diesel::sql_query(format!(
+                    "EXPLAIN EXECUTE {name} ({})",
+                    arguments(count)[index]
+                )),
+                &mut conn,
+            )
+            .await
+            .unwrap();
+            let plan: Vec<String> = plan.into_iter().map(|line| line.line).collect();
+            eprintln!("{name}, {count} keys:\n{}", plan.join("\n"));
+            assert!(
+                !plan.iter().any(|line| line.contains("Seq Scan")),
+                "{name}: {plan:#?}"
+            );
+            for wanted in indexes {
+                assert!(
+                    plan.iter().any(|line| line.contains(wanted)),
+                    "{name} does not use {wanted}: {plan:#?}"
+                );
+            }
+        }
+        // Left to choose, PostgreSQL does take the generic plan once it has seen five requests.
+        conn.batch_execute("RESET plan_cache_mode").await.unwrap();
+        for _ in 0..6 {
+            conn.batch_execute(&format!("EXECUTE {name} ({})", arguments(1000)[index]))
+                .await
+                .unwrap();
+        }
+        let generic: Count = diesel_async::RunQueryDsl::get_result(
+            diesel::sql_query(format!(
+                "SELECT generic_plans AS count FROM pg_prepared_statements WHERE name = '{name}'"
+            )),
+            &mut conn,
+        )
+        .await
+        .unwrap();
+        assert!(generic.count >= 1, "{name} never ran its generic plan");
     }
 }

@@ -9,7 +9,7 @@
 //! `not_found`; `empty` when every field is blank.
 
 use std::cmp::Reverse;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use uuid::Uuid;
 
@@ -119,36 +119,50 @@ fn dedup<T: Ord>(values: &mut Vec<T>) {
     values.dedup();
 }
 
-/// The cards a name key means: those whose full name is the key; failing that, those whose
-/// front face is (so `Fire` finds `Fire // Ice` unless a card is named just `Fire`).
-pub(super) fn cards_for_name(cards: &[CardName], key: &str) -> Vec<Uuid> {
-    let mut full: Vec<Uuid> = cards
-        .iter()
-        .filter(|card| card.name_key == key)
-        .map(|card| card.card_id)
-        .collect();
-    if full.is_empty() {
-        full = cards
-            .iter()
-            .filter(|card| card.front_face_key == key)
-            .map(|card| card.card_id)
-            .collect();
+/// The cards each name key of a request means, indexed once.
+pub(super) struct Names<'a> {
+    full: HashMap<&'a str, Vec<Uuid>>,
+    front: HashMap<&'a str, Vec<Uuid>>,
+}
+
+impl<'a> Names<'a> {
+    pub(super) fn new(cards: &'a [CardName]) -> Self {
+        let mut full: HashMap<&str, Vec<Uuid>> = HashMap::new();
+        let mut front: HashMap<&str, Vec<Uuid>> = HashMap::new();
+        for card in cards {
+            full.entry(&card.name_key).or_default().push(card.card_id);
+            front
+                .entry(&card.front_face_key)
+                .or_default()
+                .push(card.card_id);
+        }
+        for ids in full.values_mut().chain(front.values_mut()) {
+            dedup(ids);
+        }
+        Self { full, front }
     }
-    dedup(&mut full);
-    full
+
+    /// The cards a name key means: those whose full name is the key; failing that, those whose
+    /// front face is (so `Fire` finds `Fire // Ice` unless a card is named just `Fire`).
+    fn cards(&self, key: &str) -> &[Uuid] {
+        self.full
+            .get(key)
+            .or_else(|| self.front.get(key))
+            .map_or(&[], Vec::as_slice)
+    }
 }
 
 /// The picks whose preferred printing is needed: every `cardId`, and every name that means
 /// exactly one card.
 pub(super) fn card_picks<'a>(
     all: impl IntoIterator<Item = &'a Attempt>,
-    cards: &[CardName],
+    names: &Names<'_>,
 ) -> Vec<CardPick> {
     let mut picks: Vec<CardPick> = all
         .into_iter()
         .filter_map(|attempt| match attempt {
             Attempt::Card(pick) => Some(pick.clone()),
-            Attempt::Name(key, set) => match cards_for_name(cards, key).as_slice() {
+            Attempt::Name(key, set) => match names.cards(key) {
                 [card_id] => Some(CardPick {
                     card_id: *card_id,
                     set: set.clone(),
@@ -188,54 +202,95 @@ enum Outcome<'a> {
 }
 
 /// Among `candidates`, the preferred printing when they are all of one card.
-fn single_card<'a>(candidates: impl Iterator<Item = &'a CatalogEntry>) -> Outcome<'a> {
-    let candidates: Vec<&CatalogEntry> = candidates.collect();
-    let cards: HashSet<Uuid> = candidates.iter().map(|e| e.printing.card_id).collect();
-    match cards.len() {
-        0 => Outcome::Miss,
-        1 => candidates
-            .into_iter()
-            .min_by_key(|entry| preference_key(entry))
-            .map_or(Outcome::Miss, Outcome::Match),
-        _ => Outcome::Ambiguous,
+fn single_card<'a>(candidates: &[&'a CatalogEntry]) -> Outcome<'a> {
+    let Some(first) = candidates.first() else {
+        return Outcome::Miss;
+    };
+    if candidates
+        .iter()
+        .any(|entry| entry.printing.card_id != first.printing.card_id)
+    {
+        return Outcome::Ambiguous;
     }
+    candidates
+        .iter()
+        .copied()
+        .min_by_key(|entry| preference_key(entry))
+        .map_or(Outcome::Miss, Outcome::Match)
 }
 
-fn try_attempt<'a>(attempt: &Attempt, found: &'a Found) -> Outcome<'a> {
-    let printings = found.printings.iter();
-    let by_id = |get: fn(&CatalogEntry) -> Option<&str>, id: &str| {
-        single_card(
-            printings
-                .clone()
-                .filter(move |entry| get(entry) == Some(id)),
-        )
-    };
-    match attempt {
-        Attempt::Variant(id) => printings
-            .clone()
-            .find(|entry| entry.printing.variant_id == *id)
-            .map_or(Outcome::Miss, Outcome::Match),
-        Attempt::CatalogA(id) => by_id(|e| e.printing.catalog_a_id.as_deref(), id),
-        Attempt::CatalogB(id) => by_id(|e| e.printing.catalog_b_id.as_deref(), id),
-        Attempt::CatalogC(id) => by_id(|e| e.printing.catalog_c_id.as_deref(), id),
-        Attempt::SetNumber(set, number) => single_card(printings.filter(|entry| {
-            entry.printing.set == *set && entry.printing.collector_number == *number
-        })),
-        Attempt::Card(pick) => found
-            .preferred
-            .get(pick)
-            .map_or(Outcome::Miss, Outcome::Match),
-        Attempt::Name(key, set) => match cards_for_name(&found.cards, key).as_slice() {
-            [] => Outcome::Miss,
-            [card_id] => found
-                .preferred
-                .get(&CardPick {
+/// What the store returned, indexed by every key an attempt looks up, so that deciding 1000
+/// identifiers costs 1000 lookups rather than 1000 scans of every printing found.
+struct Index<'a> {
+    by_variant: HashMap<Uuid, &'a CatalogEntry>,
+    /// `catalog_a_id`, `catalog_b_id`, `catalog_c_id`.
+    by_catalog: [HashMap<&'a str, Vec<&'a CatalogEntry>>; 3],
+    by_set_number: HashMap<(&'a str, &'a str), Vec<&'a CatalogEntry>>,
+    names: Names<'a>,
+    preferred: &'a HashMap<CardPick, CatalogEntry>,
+}
+
+impl<'a> Index<'a> {
+    fn new(found: &'a Found) -> Self {
+        let mut index = Self {
+            by_variant: HashMap::with_capacity(found.printings.len()),
+            by_catalog: Default::default(),
+            by_set_number: HashMap::with_capacity(found.printings.len()),
+            names: Names::new(&found.cards),
+            preferred: &found.preferred,
+        };
+        for entry in &found.printings {
+            let printing = &entry.printing;
+            index.by_variant.entry(printing.variant_id).or_insert(entry);
+            let ids = [
+                &printing.catalog_a_id,
+                &printing.catalog_b_id,
+                &printing.catalog_c_id,
+            ];
+            for (by_id, id) in index.by_catalog.iter_mut().zip(ids) {
+                if let Some(id) = id {
+                    by_id.entry(id.as_str()).or_default().push(entry);
+                }
+            }
+            index
+                .by_set_number
+                .entry((&printing.set, &printing.collector_number))
+                .or_default()
+                .push(entry);
+        }
+        index
+    }
+
+    fn try_attempt(&self, attempt: &Attempt) -> Outcome<'a> {
+        let candidates =
+            |found: Option<&Vec<&'a CatalogEntry>>| single_card(found.map_or(&[], Vec::as_slice));
+        match attempt {
+            Attempt::Variant(id) => self
+                .by_variant
+                .get(id)
+                .map_or(Outcome::Miss, |entry| Outcome::Match(entry)),
+            Attempt::CatalogA(id) => candidates(self.by_catalog[0].get(id.as_str())),
+            Attempt::CatalogB(id) => candidates(self.by_catalog[1].get(id.as_str())),
+            Attempt::CatalogC(id) => candidates(self.by_catalog[2].get(id.as_str())),
+            Attempt::SetNumber(set, number) => {
+                candidates(self.by_set_number.get(&(set.as_str(), number.as_str())))
+            }
+            Attempt::Card(pick) => self.preferred(pick),
+            Attempt::Name(key, set) => match self.names.cards(key) {
+                [] => Outcome::Miss,
+                [card_id] => self.preferred(&CardPick {
                     card_id: *card_id,
                     set: set.clone(),
-                })
-                .map_or(Outcome::Miss, Outcome::Match),
-            _ => Outcome::Ambiguous,
-        },
+                }),
+                _ => Outcome::Ambiguous,
+            },
+        }
+    }
+
+    fn preferred(&self, pick: &CardPick) -> Outcome<'a> {
+        self.preferred
+            .get(pick)
+            .map_or(Outcome::Miss, Outcome::Match)
     }
 }
 
@@ -258,6 +313,7 @@ pub(super) fn decide(
     found: &Found,
     format: Option<&Format>,
 ) -> Resolution {
+    let found = Index::new(found);
     let mut resolution = Resolution::default();
     for (index, (input, (attempts, blank))) in identifiers.iter().zip(planned).enumerate() {
         let mut reason = if *blank {
@@ -267,7 +323,7 @@ pub(super) fn decide(
         };
         let mut winner = None;
         for attempt in attempts {
-            match try_attempt(attempt, found) {
+            match found.try_attempt(attempt) {
                 Outcome::Match(entry) => {
                     winner = Some((matched_by(attempt), entry));
                     break;

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use futures_util::future::try_join;
 use uuid::Uuid;
 
 use super::ports::CatalogRepository;
@@ -77,8 +78,10 @@ impl CatalogService {
     /// Resolves each identifier to a printing (see `resolve.rs` for the rules), keeping only
     /// printings legal or restricted in `format` when one is given.
     ///
-    /// Costs at most three store lookups whatever the number of identifiers. The caller
-    /// enforces [`MAX_IDENTIFIERS`] at the edge, where the request is validated.
+    /// Costs at most three store lookups whatever the number of identifiers, in two steps: the
+    /// exact keys (`find_printings`) are looked up at the same time as the names
+    /// (`cards_named`, then `preferred_printings` for the cards they and the card ids pick).
+    /// The caller enforces [`MAX_IDENTIFIERS`] at the edge, where the request is validated.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, identifiers = identifiers.len()))]
     pub async fn resolve(
         &self,
@@ -89,28 +92,34 @@ impl CatalogService {
         let planned: Vec<_> = identifiers.iter().map(resolve::attempts).collect();
         let all = || planned.iter().flat_map(|(attempts, _)| attempts);
 
-        let keys = resolve::printing_keys(all());
-        let printings = if keys.is_empty() {
-            Vec::new()
-        } else {
-            self.repository.find_printings(&game.slug, &keys).await?
+        let by_key = async {
+            let keys = resolve::printing_keys(all());
+            if keys.is_empty() {
+                Ok(Vec::new())
+            } else {
+                self.repository.find_printings(&game.slug, &keys).await
+            }
         };
-        let names = resolve::name_keys(all());
-        let cards = if names.is_empty() {
-            Vec::new()
-        } else {
-            self.repository.cards_named(&game.slug, &names).await?
+        let by_card = async {
+            let names = resolve::name_keys(all());
+            let cards = if names.is_empty() {
+                Vec::new()
+            } else {
+                self.repository.cards_named(&game.slug, &names).await?
+            };
+            let picks = resolve::card_picks(all(), &resolve::Names::new(&cards));
+            let preferred: HashMap<_, _> = if picks.is_empty() {
+                HashMap::new()
+            } else {
+                self.repository
+                    .preferred_printings(&game.slug, &picks)
+                    .await?
+                    .into_iter()
+                    .collect()
+            };
+            Ok((cards, preferred))
         };
-        let picks = resolve::card_picks(all(), &cards);
-        let preferred: HashMap<_, _> = if picks.is_empty() {
-            HashMap::new()
-        } else {
-            self.repository
-                .preferred_printings(&game.slug, &picks)
-                .await?
-                .into_iter()
-                .collect()
-        };
+        let (printings, (cards, preferred)) = try_join(by_key, by_card).await?;
         let found = Found {
             printings,
             cards,
