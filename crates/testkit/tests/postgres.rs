@@ -579,6 +579,8 @@ async fn first_list_pages_settle_on_a_generic_plan() {
             used.custom_plans,
             used.statement
         );
+    }
+}
 
 /// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL
 /// may keep one generic plan for every request, whatever its number of keys. On a catalog the
