@@ -13,13 +13,14 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_domain::catalog::ports::CatalogRepository;
 use deckhand_domain::catalog::{
-    CardName, CardPick, CatalogCounts, CatalogEntry, Format, Game, Preference, Printing,
-    PrintingKeys, Section, name_key,
+    CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, Preference,
+    Printing, PrintingKeys, Section, name_key,
 };
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
+use futures_util::{StreamExt as _, TryStreamExt as _};
 use uuid::Uuid;
 
 use crate::error;
@@ -116,7 +117,7 @@ impl PrintingRow {
             lang: entry.lang.clone(),
             released_at: entry.released_at,
             preference: entry.preference.as_i16(),
-            legalities: serde_json::to_value(&entry.legalities)?,
+            legalities: serde_json::to_value(&*entry.legalities)?,
         })
     }
 }
@@ -169,11 +170,36 @@ struct EntryRow {
     face_names: Vec<String>,
 }
 
+fn parse_legalities(text: &str, variant_id: Uuid) -> anyhow::Result<Legalities> {
+    let legalities: BTreeMap<String, String> = serde_json::from_str(text)
+        .with_context(|| format!("printing {variant_id} has invalid legalities"))?;
+    Ok(Arc::new(legalities))
+}
+
+type Legalities = Arc<BTreeMap<String, String>>;
+
 impl EntryRow {
     fn into_domain(self) -> anyhow::Result<CatalogEntry> {
-        let legalities: BTreeMap<String, String> = serde_json::from_str(&self.legalities)
-            .with_context(|| format!("printing {} has invalid legalities", self.variant_id))?;
-        Ok(CatalogEntry {
+        let legalities = parse_legalities(&self.legalities, self.variant_id)?;
+        Ok(self.with_legalities(legalities))
+    }
+
+    /// As [`Self::into_domain`], sharing one map among the printings whose legalities read
+    /// the same (most of a card's printings).
+    fn into_shared(self, shared: &mut HashMap<String, Legalities>) -> anyhow::Result<CatalogEntry> {
+        let legalities = match shared.get(&self.legalities) {
+            Some(legalities) => legalities.clone(),
+            None => {
+                let legalities = parse_legalities(&self.legalities, self.variant_id)?;
+                shared.insert(self.legalities.clone(), legalities.clone());
+                legalities
+            }
+        };
+        Ok(self.with_legalities(legalities))
+    }
+
+    fn with_legalities(self, legalities: Legalities) -> CatalogEntry {
+        CatalogEntry {
             printing: Printing {
                 variant_id: self.variant_id,
                 card_id: self.card_id,
@@ -192,7 +218,7 @@ impl EntryRow {
             released_at: self.released_at,
             preference: Preference::from_i16(self.preference),
             legalities,
-        })
+        }
     }
 }
 
@@ -212,6 +238,62 @@ struct CardNameRow {
     name_key: String,
     #[diesel(sql_type = Text)]
     front_face_key: String,
+}
+
+/// Every card of a game, for its resident index.
+const ALL_CARDS: &str =
+    "SELECT card_id, name_key, front_face_key FROM catalog_cards WHERE game = $1";
+
+/// Every printing of a game, for its resident index.
+const ALL_PRINTINGS: &str = concat!(
+    "SELECT ",
+    entry_columns!(),
+    " FROM catalog_printings p JOIN catalog_cards c ON c.game = p.game AND c.card_id = p.card_id \
+     WHERE p.game = $1"
+);
+
+/// Every card and printing of `game`, indexed: two statements in one snapshot (repeatable
+/// read), the printings decoded as they arrive rather than collected first, so that loading
+/// holds little more than the index it builds.
+async fn load_index(conn: &mut AsyncPgConnection, game: &str) -> anyhow::Result<CatalogIndex> {
+    let game = game.to_owned();
+    conn.build_transaction()
+        .read_only()
+        .repeatable_read()
+        .run::<_, anyhow::Error, _>(async |conn| {
+            let cards: Vec<CardNameRow> = Statement::new(ALL_CARDS, vec![Bind::Text(game.clone())])
+                .load(conn)
+                .await
+                .map_err(error::query)
+                .context("loading the catalog's cards")?;
+            let mut shared = HashMap::new();
+            let printings: Vec<CatalogEntry> =
+                Statement::new(ALL_PRINTINGS, vec![Bind::Text(game.clone())])
+                    .load_stream::<EntryRow>(conn)
+                    .await
+                    .map_err(error::query)
+                    .context("loading the catalog's printings")?
+                    .map(|row| {
+                        row.map_err(error::query)
+                            .context("loading the catalog's printings")?
+                            .into_shared(&mut shared)
+                    })
+                    .try_collect()
+                    .await?;
+            let cards = cards.into_iter().map(CardNameRow::into_domain).collect();
+            Ok(CatalogIndex::new(cards, printings))
+        })
+        .await
+}
+
+impl CardNameRow {
+    fn into_domain(self) -> CardName {
+        CardName {
+            card_id: self.card_id,
+            name_key: self.name_key,
+            front_face_key: self.front_face_key,
+        }
+    }
 }
 
 /// Every game with its sections, in order.
@@ -369,10 +451,22 @@ pub const RESOLUTION_STATEMENTS: [(&str, &str, &str); 3] = [
     ),
 ];
 
+/// Where the card lookups of a resolution are answered.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CardLookups {
+    /// From each game's index held in process while the change listener is connected, else by
+    /// the database: what the service runs.
+    Resident,
+    /// Always by the database's indexes.
+    InDatabase,
+}
+
 pub(crate) struct PgCatalog {
     pool: Pool,
-    /// Games, sections and formats (see `cache.rs`).
+    /// Games, sections and formats, and each game's card index (see `cache.rs`).
     cache: Arc<cache::CatalogCache>,
+    lookups: CardLookups,
 }
 
 impl PgCatalog {
@@ -380,6 +474,28 @@ impl PgCatalog {
         Self {
             cache: cache::CatalogCache::new(pool.clone()),
             pool,
+            lookups: CardLookups::Resident,
+        }
+    }
+
+    /// A catalog answering as `lookups` says; with [`CardLookups::Resident`], once its change
+    /// listener is connected, so that every lookup is answered in process from then on.
+    pub(crate) async fn with_lookups(pool: Pool, lookups: CardLookups) -> anyhow::Result<Self> {
+        let catalog = Self {
+            lookups,
+            ..Self::new(pool)
+        };
+        if lookups == CardLookups::Resident {
+            catalog.cache.wait_until_listening().await?;
+        }
+        Ok(catalog)
+    }
+
+    /// The game's card index, when lookups are answered in process.
+    async fn index(&self, game: &str) -> anyhow::Result<Option<Arc<CatalogIndex>>> {
+        match self.lookups {
+            CardLookups::Resident => self.cache.index(game).await,
+            CardLookups::InDatabase => Ok(None),
         }
     }
 }
@@ -417,7 +533,9 @@ impl CatalogRepository for PgCatalog {
             }
             Ok(())
         })
-        .await
+        .await?;
+        self.cache.forget();
+        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
@@ -449,6 +567,9 @@ impl CatalogRepository for PgCatalog {
         game: &str,
         keys: &PrintingKeys,
     ) -> anyhow::Result<Vec<CatalogEntry>> {
+        if let Some(index) = self.index(game).await? {
+            return Ok(index.find_printings(keys));
+        }
         let (sets, numbers): (Vec<String>, Vec<String>) = keys.set_numbers.iter().cloned().unzip();
         let statement = Statement::new(
             FIND_PRINTINGS,
@@ -478,6 +599,9 @@ impl CatalogRepository for PgCatalog {
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
     async fn cards_named(&self, game: &str, name_keys: &[String]) -> anyhow::Result<Vec<CardName>> {
+        if let Some(index) = self.index(game).await? {
+            return Ok(index.cards_named(name_keys));
+        }
         let statement = Statement::new(
             CARDS_NAMED,
             vec![Bind::Text(game.to_owned()), Bind::Texts(name_keys.to_vec())],
@@ -488,14 +612,7 @@ impl CatalogRepository for PgCatalog {
             .await
             .map_err(error::query)
             .context("finding cards by name")?;
-        Ok(rows
-            .into_iter()
-            .map(|row| CardName {
-                card_id: row.card_id,
-                name_key: row.name_key,
-                front_face_key: row.front_face_key,
-            })
-            .collect())
+        Ok(rows.into_iter().map(CardNameRow::into_domain).collect())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
@@ -504,6 +621,9 @@ impl CatalogRepository for PgCatalog {
         game: &str,
         picks: &[CardPick],
     ) -> anyhow::Result<Vec<(CardPick, CatalogEntry)>> {
+        if let Some(index) = self.index(game).await? {
+            return Ok(index.preferred_printings(picks));
+        }
         let statement = Statement::new(
             PREFERRED_PRINTINGS,
             vec![

@@ -31,9 +31,10 @@ use std::sync::Arc;
 
 use deckhand_domain::ports::Repositories;
 
-/// The resolution statements, for the test that pins their plans.
+/// The resolution statements, for the test that pins their plans; the choice of where card
+/// lookups are answered, for the tests that hold both ways to the catalog contract.
 #[doc(hidden)]
-pub use catalog::RESOLUTION_STATEMENTS;
+pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
 pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
 
@@ -52,4 +53,17 @@ pub fn repositories(pool: Pool) -> Repositories {
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
         health: Arc::new(health::PgHealth { pool }),
     }
+}
+
+/// As [`repositories`], with the card lookups of a resolution answered as `lookups` says.
+#[doc(hidden)]
+pub async fn repositories_with_card_lookups(
+    pool: Pool,
+    lookups: CardLookups,
+) -> anyhow::Result<Repositories> {
+    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), lookups).await?;
+    Ok(Repositories {
+        catalog: Arc::new(catalog),
+        ..repositories(pool)
+    })
 }

@@ -440,7 +440,7 @@ pub async fn catalog_upserts_are_idempotent_and_replace_by_variant(
 
     first.printing.collector_number = "168a".into();
     first.printing.catalog_a_id = Some("42".into());
-    first.legalities.insert("modern".into(), "banned".into());
+    std::sync::Arc::make_mut(&mut first.legalities).insert("modern".into(), "banned".into());
     repos
         .catalog
         .upsert("mtg", std::slice::from_ref(&first))

@@ -71,7 +71,10 @@ pub fn printing(card_id: Uuid, name: &str, set: &str, number: &str) -> CatalogEn
         lang: "en".to_owned(),
         released_at: Some(time::macros::date!(2020 - 01 - 01)),
         preference: Preference::Default,
-        legalities: BTreeMap::from([("standard".to_owned(), "legal".to_owned())]),
+        legalities: std::sync::Arc::new(BTreeMap::from([(
+            "standard".to_owned(),
+            "legal".to_owned(),
+        )])),
     }
 }
 
@@ -124,3 +127,33 @@ pub fn api_key_for(partner: &Partner) -> ApiKey {
         revoked_at: None,
     }
 }
+
+/// SQL that fills an empty `mtg` catalog the size of the 2019 import: 20,000 cards with 45,000
+/// printings (two or three a card, in 300 sets, of every preference, over a year of release
+/// dates; every 50th undated), catalog ids on some, then `ANALYZE`. Card `n` is
+/// `00000000-0000-0000-0001-<n>` named `Card n` (every 7th a split card `Card n // Back n`);
+/// printing `n` is `00000000-0000-0000-0000-<n>` of card `n % 20000 + 1`, in set
+/// `s<n % 300>` with number `n`, catalog ids `100000 + n` (unless n % 3 = 0), `200000 + n`
+/// (even n) and `300000 + n` (n % 10 = 0).
+pub const CATALOG_OF_2019_SIZE: &str = "
+INSERT INTO catalog_cards (game, card_id, name, face_names, name_key, front_face_key)
+SELECT 'mtg', ('00000000-0000-0000-0001-' || lpad(n::text, 12, '0'))::uuid,
+    CASE WHEN n % 7 = 0 THEN 'Card ' || n || ' // Back ' || n ELSE 'Card ' || n END,
+    CASE WHEN n % 7 = 0 THEN ARRAY['Card ' || n, 'Back ' || n] ELSE '{}' END,
+    CASE WHEN n % 7 = 0 THEN 'card ' || n || ' // back ' || n ELSE 'card ' || n END,
+    'card ' || n
+FROM generate_series(1, 20000) AS n;
+INSERT INTO catalog_printings (game, variant_id, card_id, name, set, collector_number,
+    type_line, colors, catalog_a_id, catalog_b_id, catalog_c_id, lang, released_at,
+    preference, legalities)
+SELECT 'mtg', ('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid,
+    ('00000000-0000-0000-0001-' || lpad((n % 20000 + 1)::text, 12, '0'))::uuid,
+    'Card ' || (n % 20000 + 1), 's' || (n % 300), n::text, 'Creature', '{}',
+    CASE WHEN n % 3 <> 0 THEN (100000 + n)::text END,
+    CASE WHEN n % 2 = 0 THEN (200000 + n)::text END,
+    CASE WHEN n % 10 = 0 THEN (300000 + n)::text END,
+    'en', CASE WHEN n % 50 <> 0 THEN date '2019-01-01' + n % 365 END, (n % 3)::smallint,
+    CASE WHEN n % 4 = 0 THEN '{\"modern\": \"legal\", \"legacy\": \"legal\"}'
+        ELSE '{\"modern\": \"legal\"}' END::jsonb
+FROM generate_series(1, 45000) AS n;
+ANALYZE catalog_cards, catalog_printings;";

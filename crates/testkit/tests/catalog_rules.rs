@@ -42,7 +42,7 @@ async fn world() -> World {
 
     let mut fire_ice = printing(Uuid::new_v4(), "Fire // Ice", "mh2", "290");
     fire_ice.face_names = vec!["Fire".into(), "Ice".into()];
-    fire_ice.legalities.insert("modern".into(), "legal".into());
+    std::sync::Arc::make_mut(&mut fire_ice.legalities).insert("modern".into(), "legal".into());
     // Two different cards behind one name and one catalog id.
     let twin_a = printing(Uuid::new_v4(), "Twin", "aaa", "1");
     let mut twin_b = printing(Uuid::new_v4(), "Twin", "bbb", "1");

@@ -590,27 +590,9 @@ async fn first_list_pages_settle_on_a_generic_plan() {
 async fn resolution_statements_keep_index_plans_when_prepared() {
     let db = TestDb::new().await;
     let mut conn = db.pool().get().await.unwrap();
-    // 20,000 cards with 45,000 printings (as in the 2019 catalog), catalog ids on some.
-    conn.batch_execute(
-        "INSERT INTO catalog_cards (game, card_id, name, face_names, name_key, front_face_key)
-         SELECT 'mtg', ('00000000-0000-0000-0001-' || lpad(n::text, 12, '0'))::uuid,
-             'Card ' || n, '{}', 'card ' || n, 'card ' || n
-         FROM generate_series(1, 20000) AS n;
-         INSERT INTO catalog_printings (game, variant_id, card_id, name, set, collector_number,
-             type_line, colors, catalog_a_id, catalog_b_id, catalog_c_id, lang, released_at,
-             preference, legalities)
-         SELECT 'mtg', ('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid,
-             ('00000000-0000-0000-0001-' || lpad((n % 20000 + 1)::text, 12, '0'))::uuid,
-             'Card ' || (n % 20000 + 1), 's' || (n % 300), n::text, 'Creature', '{}',
-             CASE WHEN n % 3 <> 0 THEN (100000 + n)::text END,
-             CASE WHEN n % 2 = 0 THEN (200000 + n)::text END,
-             CASE WHEN n % 10 = 0 THEN (300000 + n)::text END,
-             'en', date '2019-01-01' + n % 365, (n % 3)::smallint, '{\"modern\": \"legal\"}'
-         FROM generate_series(1, 45000) AS n;
-         ANALYZE catalog_cards, catalog_printings;",
-    )
-    .await
-    .unwrap();
+    conn.batch_execute(deckhand_testkit::fixtures::CATALOG_OF_2019_SIZE)
+        .await
+        .unwrap();
     // The arguments of each statement for `count` keys of every kind, as SQL literals.
     let array = |kind: &str, key: &dyn Fn(usize) -> String, count: usize| {
         let items: Vec<String> = (1..=count).map(key).collect();

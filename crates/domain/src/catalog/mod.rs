@@ -2,12 +2,14 @@
 //! the rules that turn catalog files into printings ([`source`]) and partner-supplied
 //! identifiers into printings ([`CatalogService::resolve`]).
 
+mod index;
 mod model;
 pub mod ports;
 mod resolve;
 mod service;
 pub mod source;
 
+pub use index::CatalogIndex;
 pub use model::{
     CardIdentifier, CardName, CardPick, CatalogCounts, CatalogEntry, FORMAT_NAMESPACE, Format,
     Game, MatchedBy, Preference, Printing, PrintingKeys, Resolution, Resolved, Section, Unresolved,

@@ -1,6 +1,8 @@
 //! Catalog values. Wire names follow the public spec (see `CardIdentifier`).
 
+use std::cmp::Reverse;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -96,6 +98,17 @@ pub struct Printing {
     pub catalog_c_id: Option<String>,
 }
 
+impl Printing {
+    /// The printing's ids in the three outside catalogs, a, b and c in that order.
+    pub fn catalog_ids(&self) -> [Option<&str>; 3] {
+        [
+            self.catalog_a_id.as_deref(),
+            self.catalog_b_id.as_deref(),
+            self.catalog_c_id.as_deref(),
+        ]
+    }
+}
+
 /// Which rank a printing has among its card's printings when none is pinned: lower wins, then
 /// the newest release. See [`crate::catalog::source`] for how imports assign it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -133,7 +146,9 @@ pub struct CatalogEntry {
     pub released_at: Option<time::Date>,
     pub preference: Preference,
     /// Format slug → the source's status (`legal`, `not_legal`, `restricted`, `banned`).
-    pub legalities: BTreeMap<String, String>,
+    /// Shared: a card's printings mostly have the same map, so a catalog held in memory keeps
+    /// one copy of each (about 3 KB a map, 45,000 printings in the 2019 catalog).
+    pub legalities: Arc<BTreeMap<String, String>>,
 }
 
 impl CatalogEntry {
@@ -142,6 +157,18 @@ impl CatalogEntry {
         matches!(
             self.legalities.get(&format.slug).map(String::as_str),
             Some("legal" | "restricted")
+        )
+    }
+
+    /// The order of preference among a card's printings when none is pinned (lowest first):
+    /// the lowest [`Preference`], then the newest release (unknown dates last), then the lowest
+    /// variant id.
+    pub fn preference_order(&self) -> (Preference, bool, Reverse<Option<time::Date>>, Uuid) {
+        (
+            self.preference,
+            self.released_at.is_none(),
+            Reverse(self.released_at),
+            self.printing.variant_id,
         )
     }
 

@@ -8,7 +8,6 @@
 //! When none wins the reason is `ambiguous` if some field matched several cards, else
 //! `not_found`; `empty` when every field is blank.
 
-use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use uuid::Uuid;
@@ -176,18 +175,6 @@ pub(super) fn card_picks<'a>(
     picks
 }
 
-/// The order of preference among printings: lowest preference, newest, lowest variant id.
-pub(super) fn preference_key(
-    entry: &CatalogEntry,
-) -> (super::Preference, bool, Reverse<Option<time::Date>>, Uuid) {
-    (
-        entry.preference,
-        entry.released_at.is_none(),
-        Reverse(entry.released_at),
-        entry.printing.variant_id,
-    )
-}
-
 /// What the store returned for one request.
 pub(super) struct Found {
     pub printings: Vec<CatalogEntry>,
@@ -215,7 +202,7 @@ fn single_card<'a>(candidates: &[&'a CatalogEntry]) -> Outcome<'a> {
     candidates
         .iter()
         .copied()
-        .min_by_key(|entry| preference_key(entry))
+        .min_by_key(|entry| entry.preference_order())
         .map_or(Outcome::Miss, Outcome::Match)
 }
 
@@ -242,14 +229,9 @@ impl<'a> Index<'a> {
         for entry in &found.printings {
             let printing = &entry.printing;
             index.by_variant.entry(printing.variant_id).or_insert(entry);
-            let ids = [
-                &printing.catalog_a_id,
-                &printing.catalog_b_id,
-                &printing.catalog_c_id,
-            ];
-            for (by_id, id) in index.by_catalog.iter_mut().zip(ids) {
+            for (by_id, id) in index.by_catalog.iter_mut().zip(printing.catalog_ids()) {
                 if let Some(id) = id {
-                    by_id.entry(id.as_str()).or_default().push(entry);
+                    by_id.entry(id).or_default().push(entry);
                 }
             }
             index

@@ -14,6 +14,7 @@
 //! - Colours come from the card, or else from the union of its faces, in the game's order.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use uuid::Uuid;
@@ -83,7 +84,7 @@ fn face_names(names: Vec<String>) -> Result<Vec<String>, RecordError> {
 
 fn legalities(
     legalities: BTreeMap<String, String>,
-) -> Result<BTreeMap<String, String>, RecordError> {
+) -> Result<Arc<BTreeMap<String, String>>, RecordError> {
     legalities
         .into_iter()
         .map(|(format, status)| {
@@ -92,7 +93,8 @@ fn legalities(
                 free_text("a legality's status", status)?,
             ))
         })
-        .collect()
+        .collect::<Result<_, _>>()
+        .map(Arc::new)
 }
 
 /// The fields of a Scryfall card object that the catalog uses; the others are ignored.

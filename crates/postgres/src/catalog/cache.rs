@@ -1,15 +1,20 @@
-//! Games, their sections and formats, held in process: every game-scoped request needs them
-//! and they change only when an operator changes the data (a migration), so reading them per
-//! request cost two or three statements for nothing.
+//! Games, their sections and formats, and each game's cards and printings, held in process.
+//! Every game-scoped request needs the games, and a resolution of 1000 identifiers needed about
+//! 1,900 index probes of the card tables (docs/benchmarks.md); both change only when an
+//! operator changes the data (a migration, a catalog import).
 //!
-//! Refreshed by LISTEN/NOTIFY: statement triggers on `games`, `game_sections` and `formats`
-//! (migration `2026-11-23-000900_catalog_notify`) notify `deckhand_catalog` on every change, and
+//! Refreshed by LISTEN/NOTIFY: statement triggers on `games`, `game_sections`, `formats`
+//! (migration `2026-11-23-000900_catalog_notify`), `catalog_cards` and `catalog_printings`
+//! (`2026-11-24-000100_catalog_cards_notify`) notify `deckhand_catalog` on every change, and
 //! each instance keeps one connection listening, so every instance drops its copy when the
-//! change commits, at no cost per request. A version column checked per request would cost the
-//! round trip the cache saves, and a time to live would serve stale games for that long.
-//! Whenever the listener is not connected (at start, after PostgreSQL restarts) nothing is
-//! cached and every read goes to the database, so a missed notification cannot leave a stale
-//! copy behind.
+//! change commits, at no cost per request; an import through this instance drops it at once.
+//! A version column checked per request would cost the round trip the cache saves, and a time
+//! to live would serve stale data for that long. Whenever the listener is not connected (at
+//! start, after PostgreSQL restarts) nothing is cached: games are read per request and card
+//! lookups go to the database's indexes, so a missed notification cannot leave a stale copy.
+//!
+//! A game's card index is loaded on first use after a change (the 2019 catalog: 45,558
+//! printings, read and indexed in about half a second), one load at a time.
 
 use std::collections::HashMap;
 use std::pin::pin;
@@ -17,15 +22,15 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use deckhand_domain::catalog::{Format, Game};
+use deckhand_domain::catalog::{CatalogIndex, Format, Game};
 use diesel::prelude::*;
 use diesel_async::pooled_connection::deadpool::Object;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use futures_util::StreamExt as _;
 
-use super::{FormatRow, load_games};
+use super::{FormatRow, load_games, load_index};
 use crate::error;
-use crate::pool::{Pool, checkout};
+use crate::pool::{POOL_TIMEOUT, Pool, checkout};
 use crate::schema::formats;
 
 /// The channel the triggers notify.
@@ -47,12 +52,17 @@ struct State {
     /// Whether the listener is connected: only then is a copy trustworthy.
     listening: bool,
     snapshot: Option<Arc<Snapshot>>,
+    /// Each game's card index, by slug.
+    indexes: HashMap<String, Arc<CatalogIndex>>,
 }
 
 pub(super) struct CatalogCache {
     pool: Pool,
     state: Mutex<State>,
     listener: OnceLock<()>,
+    /// Held while a card index loads, so that requests arriving meanwhile wait for it rather
+    /// than each load the whole catalog.
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl CatalogCache {
@@ -61,14 +71,33 @@ impl CatalogCache {
             pool,
             state: Mutex::new(State::default()),
             listener: OnceLock::new(),
+            loading: tokio::sync::Mutex::new(()),
         })
+    }
+
+    fn start_listening(self: &Arc<Self>) {
+        self.listener.get_or_init(|| {
+            tokio::spawn(listen(Arc::downgrade(self), self.pool.clone()));
+        });
+    }
+
+    /// Waits for the listener to connect, for at most [`POOL_TIMEOUT`].
+    pub(super) async fn wait_until_listening(self: &Arc<Self>) -> anyhow::Result<()> {
+        self.start_listening();
+        let deadline = tokio::time::Instant::now() + POOL_TIMEOUT;
+        while !self.lock().listening {
+            anyhow::ensure!(
+                tokio::time::Instant::now() < deadline,
+                "the catalog change listener did not connect within {POOL_TIMEOUT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(())
     }
 
     /// The current copy, loaded (three statements on one connection) when there is none.
     pub(super) async fn snapshot(self: &Arc<Self>) -> anyhow::Result<Arc<Snapshot>> {
-        self.listener.get_or_init(|| {
-            tokio::spawn(listen(Arc::downgrade(self), self.pool.clone()));
-        });
+        self.start_listening();
         let generation = {
             let state = self.lock();
             match &state.snapshot {
@@ -82,6 +111,55 @@ impl CatalogCache {
             state.snapshot = Some(loaded.clone());
         }
         Ok(loaded)
+    }
+
+    /// The card index of `game`, loaded when there is none; `None` while the listener is not
+    /// connected, when the caller asks the database instead.
+    pub(super) async fn index(
+        self: &Arc<Self>,
+        game: &str,
+    ) -> anyhow::Result<Option<Arc<CatalogIndex>>> {
+        self.start_listening();
+        if let Lookup::Settled(index) = self.lookup(game) {
+            return Ok(index);
+        }
+        let _one_load = self.loading.lock().await;
+        // Another request may have loaded it while this one waited.
+        let generation = match self.lookup(game) {
+            Lookup::Settled(index) => return Ok(index),
+            Lookup::Load { generation } => generation,
+        };
+        let mut conn = checkout(&self.pool).await?;
+        let loaded = Arc::new(load_index(&mut conn, game).await?);
+        drop(conn);
+        tracing::debug!(
+            game,
+            cards = loaded.cards(),
+            printings = loaded.printings(),
+            "card index loaded"
+        );
+        let mut state = self.lock();
+        if state.listening && state.generation == generation {
+            state.indexes.insert(game.to_owned(), loaded.clone());
+        }
+        Ok(Some(loaded))
+    }
+
+    fn lookup(&self, game: &str) -> Lookup {
+        let state = self.lock();
+        match state.indexes.get(game) {
+            _ if !state.listening => Lookup::Settled(None),
+            Some(index) => Lookup::Settled(Some(index.clone())),
+            None => Lookup::Load {
+                generation: state.generation,
+            },
+        }
+    }
+
+    /// Drops every copy after this instance changed the catalog, without waiting for the
+    /// notification.
+    pub(super) fn forget(&self) {
+        self.lock().clear();
     }
 
     async fn read_tables(&self) -> anyhow::Result<Snapshot> {
@@ -106,9 +184,8 @@ impl CatalogCache {
 
     fn invalidate(&self, listening: bool) {
         let mut state = self.lock();
-        state.generation += 1;
+        state.clear();
         state.listening = listening;
-        state.snapshot = None;
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -117,6 +194,22 @@ impl CatalogCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+impl State {
+    fn clear(&mut self) {
+        self.generation += 1;
+        self.snapshot = None;
+        self.indexes.clear();
+    }
+}
+
+/// What to do for a game's card index.
+enum Lookup {
+    /// Use this one; `None` while the listener is not connected (no copy can be trusted).
+    Settled(Option<Arc<CatalogIndex>>),
+    /// Load it, keeping it if nothing changed since `generation`.
+    Load { generation: u64 },
 }
 
 /// Listens for changes for as long as the cache lives, reconnecting after failures.
