@@ -27,7 +27,10 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
-use self::list_query::{Conditions, count_sql, list_conditions, page_sql, page_window};
+use self::list_query::{
+    Conditions, count_sql, first_page_sql, list_conditions, page_ids_sql, page_sql, page_window,
+    rows_by_ids_sql,
+};
 use self::stored::{
     Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
     stored_cards, stored_choices,
@@ -654,6 +657,51 @@ const DECK_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
     counter_key: "deck_id",
 };
 
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+}
+
+/// The rows of a list page, in one statement that PostgreSQL plans once per connection:
+/// [`first_page_sql`] when it has no parameters, else [`page_sql`], of which PostgreSQL keeps a
+/// generic plan. A name filter is the exception: the best plan depends on how rare the pattern
+/// is, so the page's ids are picked by a statement planned on every run for its pattern, and
+/// their rows read by one on a generic plan (planned as one statement, its joins took longer to
+/// plan, 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
+async fn page_rows(
+    conn: &mut AsyncPgConnection,
+    query: &DeckQuery,
+    conditions: &Conditions,
+    game: &str,
+) -> QueryResult<Vec<ListingRow>> {
+    let mut page_conditions = conditions.clone();
+    let window = page_window(&mut page_conditions, query.page);
+    let where_clause = conditions.sql();
+    if conditions.plan_each_run() {
+        let ids: Vec<IdRow> = page_conditions
+            .statement(page_ids_sql(query, game, &where_clause, &window))
+            .load(conn)
+            .await?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids = ids.into_iter().map(|row| row.id).collect();
+        return Statement::new(
+            rows_by_ids_sql(query, LISTING_SELECT),
+            vec![Bind::Uuids(ids)],
+        )
+        .load(conn)
+        .await;
+    }
+    let sql = if page_conditions.is_constant() {
+        first_page_sql(query, LISTING_SELECT, game, &where_clause, &window)
+    } else {
+        page_sql(query, LISTING_SELECT, game, &where_clause, &window)
+    };
+    page_conditions.statement(sql).load(conn).await
+}
+
 pub(crate) struct PgDeckRepository {
     pool: Pool,
     /// Capped list counts by filter combination (see [`COUNT_TTL`]).
@@ -807,14 +855,9 @@ impl DeckRepository for PgDeckRepository {
         )
     )]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
-        let conditions = list_conditions(query);
-        let mut page_conditions = conditions.clone();
-        let window = page_window(&mut page_conditions, query.page);
-        let page_sql = page_sql(query, LISTING_SELECT, &conditions.sql(), &window);
+        let (conditions, game) = list_conditions(query);
         let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<ListingRow> = page_conditions
-            .statement(page_sql)
-            .load(&mut conn)
+        let rows = page_rows(&mut conn, query, &conditions, &game)
             .await
             .map_err(error::query)
             .context("listing decks")?;

@@ -508,10 +508,12 @@ struct PlanUse {
     custom_plans: i64,
 }
 
-/// A first list page is planned once per connection, not on every run: its limit is part of
-/// the SQL and it has no OFFSET, so PostgreSQL settles on the prepared statement's generic
-/// plan (docs/benchmarks.md). Deeper pages bind their offset and may be planned per run, and
-/// so are pages filtered by name, whose best plan depends on the pattern.
+/// A list page is planned once per connection, not on every run (docs/benchmarks.md). An
+/// anonymous first page has no parameters at all (its game and limit are literals), so it is
+/// one plain query planned with its very values; a signed-in first page binds its viewer and
+/// settles on the prepared statement's generic plan. A name filter's best plan depends on the
+/// pattern: its ids are picked by a statement planned on every run, its rows read by one on a
+/// generic plan.
 #[tokio::test]
 async fn first_list_pages_settle_on_a_generic_plan() {
     use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
@@ -536,14 +538,15 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         name_contains: Some("deck".into()),
         ..DeckFilters::default()
     };
-    for (sort, filters) in [
-        (DeckSort::EditedAt, DeckFilters::default()),
-        (DeckSort::Views, DeckFilters::default()),
-        (DeckSort::EditedAt, named),
+    for (sort, filters, viewer) in [
+        (DeckSort::EditedAt, DeckFilters::default(), None),
+        (DeckSort::Views, DeckFilters::default(), None),
+        (DeckSort::EditedAt, DeckFilters::default(), Some(alice.id)),
+        (DeckSort::EditedAt, named, None),
     ] {
         let query = DeckQuery {
             game: "mtg".into(),
-            viewer: None,
+            viewer,
             filters,
             sort,
             order: SortOrder::Desc,
@@ -558,28 +561,65 @@ async fn first_list_pages_settle_on_a_generic_plan() {
     let uses: Vec<PlanUse> = diesel_async::RunQueryDsl::load(
         diesel::sql_query(
             "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
-             WHERE statement LIKE 'WITH page AS%'",
+             WHERE statement LIKE '%ORDER BY%' AND statement NOT LIKE '%count(%'",
         ),
         &mut *conn,
     )
     .await
     .unwrap();
-    assert_eq!(uses.len(), 3, "one page statement per shape");
-    for used in &uses {
-        if used.statement.contains("ILIKE") {
-            // A name pattern's selectivity decides the plan: planned each run, limit bound.
-            assert!(used.statement.contains("LIMIT $"), "{}", used.statement);
-            continue;
-        }
-        assert!(used.statement.contains("LIMIT 2)"), "{}", used.statement);
+    let texts: Vec<&str> = uses.iter().map(|used| used.statement.as_str()).collect();
+    assert_eq!(uses.len(), 5, "one statement per shape: {texts:#?}");
+    let settled = |used: &PlanUse, runs: i64| {
         assert!(
-            used.generic_plans >= 4 && used.custom_plans <= 6,
+            used.generic_plans >= runs && used.custom_plans <= 10 - runs,
             "{} generic and {} custom plans for {}",
             used.generic_plans,
             used.custom_plans,
             used.statement
         );
+    };
+    let (named, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = uses
+        .iter()
+        .partition(|used| used.statement.contains("ILIKE"));
+    let (by_ids, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = rest
+        .into_iter()
+        .partition(|used| used.statement.contains("d.id = ANY($1)"));
+    let (signed_in, anonymous): (Vec<&PlanUse>, Vec<&PlanUse>) = rest
+        .into_iter()
+        .partition(|used| used.statement.starts_with("WITH page AS"));
+    assert_eq!(
+        (named.len(), by_ids.len(), signed_in.len(), anonymous.len()),
+        (1, 1, 1, 2),
+        "{texts:#?}"
+    );
+    for page in anonymous {
+        assert!(!page.statement.contains('$'), "{}", page.statement);
+        assert!(
+            page.statement.contains("d.game = 'mtg'"),
+            "{}",
+            page.statement
+        );
+        assert!(page.statement.ends_with("LIMIT 2"), "{}", page.statement);
+        settled(page, 10);
     }
+    assert!(
+        signed_in[0].statement.contains("LIMIT 2)"),
+        "{}",
+        signed_in[0].statement
+    );
+    settled(signed_in[0], 4);
+    // The ids of a name-filtered page: planned each run for its pattern, limit bound.
+    assert!(
+        named[0].statement.starts_with("SELECT d.id FROM"),
+        "{}",
+        named[0].statement
+    );
+    assert!(
+        named[0].statement.contains("LIMIT $"),
+        "{}",
+        named[0].statement
+    );
+    settled(by_ids[0], 4);
 }
 
 /// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL
