@@ -275,6 +275,36 @@ async fn texts(db: &TestDb, query: &str) -> Vec<String> {
 
 const GAME_NAMES: &str = "SELECT name AS value FROM games ORDER BY slug";
 
+/// Deck content is stored with lz4 (migration `2026-11-25-000200_deck_content_lz4`) wherever the
+/// server has it, which is when it accepts lz4 as its default: a save's history record of the
+/// whole content is then compressed several times faster than with pglz (docs/benchmarks.md).
+#[tokio::test]
+async fn deck_content_is_compressed_with_lz4_where_the_server_has_it() {
+    let db = TestDb::new().await;
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    let has_lz4 = conn
+        .batch_execute("SET default_toast_compression = lz4")
+        .await
+        .is_ok();
+    let methods = texts(
+        &db,
+        "SELECT attrelid::regclass || '.' || attname || ' ' || attcompression::text AS value \
+         FROM pg_attribute WHERE (attrelid, attname) IN \
+         (('decks'::regclass, 'cards'), ('decks'::regclass, 'featured'), \
+          ('deck_versions'::regclass, 'content')) ORDER BY 1",
+    )
+    .await;
+    let method = if has_lz4 { "l" } else { "" };
+    assert_eq!(
+        methods,
+        [
+            format!("deck_versions.content {method}"),
+            format!("decks.cards {method}"),
+            format!("decks.featured {method}"),
+        ]
+    );
+}
+
 /// Whichever schema the next test gets, recycled or new, it is as the migrations left it: the
 /// rows of the last test are gone, the reference data is whole.
 #[tokio::test]

@@ -1,0 +1,4 @@
+ALTER TABLE decks
+    ALTER COLUMN cards SET COMPRESSION default,
+    ALTER COLUMN featured SET COMPRESSION default;
+ALTER TABLE deck_versions ALTER COLUMN content SET COMPRESSION default;
