@@ -13,6 +13,6 @@ pub use index::CatalogIndex;
 pub use model::{
     CardIdentifier, CardName, CardPick, CatalogCounts, CatalogEntry, FORMAT_NAMESPACE, Format,
     Game, MatchedBy, Preference, Printing, PrintingKeys, Resolution, Resolved, Section, Unresolved,
-    UnresolvedReason, format_id, name_key,
+    UnresolvedReason, format_id, is_game_slug, name_key,
 };
 pub use service::{CatalogService, GameNotFound, MAX_IDENTIFIERS};

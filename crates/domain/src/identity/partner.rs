@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{GameScopes, PartnerRef, Scopes, Tier, UserId};
+use crate::catalog::is_game_slug;
 
 /// A partner's slug: 2 to 40 of `[a-z0-9-]`, as sent in `X-Partner-Id`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -54,13 +55,7 @@ impl GameScopes {
         if parts == ["*"] {
             return Ok(Self::All);
         }
-        let valid = |slug: &&str| {
-            (1..=40).contains(&slug.len())
-                && slug
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        };
-        if parts.iter().all(valid) {
+        if parts.iter().all(|slug| is_game_slug(slug)) {
             Ok(Self::Only(
                 parts
                     .into_iter()

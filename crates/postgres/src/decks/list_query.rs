@@ -2,6 +2,7 @@
 //! clause (shared by the count and the page), the order, and the page query. Plans of every
 //! shape are in docs/benchmarks.md. [`Conditions`] also builds the sideboard-guide list.
 
+use deckhand_domain::catalog::is_game_slug;
 use deckhand_domain::decks::{DeckQuery, DeckSort, PageRequest, RESULT_WINDOW, SortOrder};
 use time::OffsetDateTime;
 
@@ -43,15 +44,11 @@ impl Conditions {
         self.binds.is_empty()
     }
 
-    /// `slug` as SQL: a literal when it has a game slug's shape (what the games table allows:
-    /// `[a-z0-9-]`, checked here again, so nothing else is ever written into the SQL), else a
-    /// parameter. A first page of an anonymous list then has no parameters at all.
+    /// `slug` as SQL: a literal when it has a game slug's shape ([`is_game_slug`], checked here
+    /// again, so nothing else is ever written into the SQL), else a parameter. A first page of
+    /// an anonymous list then has no parameters at all.
     pub(crate) fn game(&mut self, slug: &str) -> String {
-        let slug_shaped = (1..=40).contains(&slug.len())
-            && slug
-                .bytes()
-                .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-');
-        if slug_shaped {
+        if is_game_slug(slug) {
             format!("'{slug}'")
         } else {
             self.param(Bind::Text(slug.to_owned()))
@@ -279,5 +276,17 @@ mod tests {
     #[test]
     fn like_patterns_take_wildcards_literally() {
         assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+
+    #[test]
+    fn only_a_slug_shaped_game_is_written_into_the_sql() {
+        let mut conditions = Conditions::default();
+        assert_eq!(conditions.game("mtg"), "'mtg'");
+        assert!(conditions.is_constant());
+        for hostile in ["mtg' OR '1'='1", "MTG", "", &"a".repeat(41)] {
+            let mut conditions = Conditions::default();
+            assert_eq!(conditions.game(hostile), "$1", "{hostile:?}");
+            assert!(!conditions.is_constant());
+        }
     }
 }
