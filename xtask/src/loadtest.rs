@@ -322,6 +322,7 @@ fn drive(
         "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>8} {:>10}",
         "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "1"
     );
+    let history_before = history(cluster)?;
     let mut peaks = Vec::new();
     for case in measured_cases {
         let mut oha_args = vec![
@@ -342,6 +343,14 @@ fn drive(
             Some(per_request),
         );
         peaks.push((case.name, measured.rate));
+    }
+    let history_after = history(cluster)?;
+    let records = history_after.records - history_before.records;
+    if records > 0.0 {
+        println!(
+            "history written: {records:.0} records, {:.0} bytes each on disk (table, TOAST and indexes)",
+            (history_after.bytes - history_before.bytes) / records
+        );
     }
 
     // Latency at half the peak rate: what a client sees when the service is not saturated.
@@ -451,6 +460,28 @@ fn statements(cluster: &Cluster) -> Result<f64> {
     count
         .parse()
         .with_context(|| format!("pg_stat_statements gave {count:?}"))
+}
+
+/// The history's size: records, and bytes on disk with its TOAST and indexes.
+struct History {
+    records: f64,
+    bytes: f64,
+}
+
+fn history(cluster: &Cluster) -> Result<History> {
+    let row = query(
+        cluster,
+        "SELECT count(*), pg_total_relation_size('deck_versions') FROM deck_versions",
+    )?;
+    let parse = |text: Option<&str>| -> Result<f64> {
+        text.and_then(|text| text.parse().ok())
+            .with_context(|| format!("the history's size query gave {row:?}"))
+    };
+    let mut fields = row.split('|');
+    Ok(History {
+        records: parse(fields.next())?,
+        bytes: parse(fields.next())?,
+    })
 }
 
 fn run_oha(oha: &Path, args: &[String]) -> Result<Measured> {

@@ -2,7 +2,9 @@
 //! and counters) and decoded straight from jsonb into the storage types of `stored.rs`; lists
 //! read only the columns a list shows (`LISTING_SELECT`, never the card lines), built by
 //! `list_query.rs`. A save locks and reads the deck in one statement and rewrites only the
-//! columns that changed, so an unchanged card list keeps its stored (TOASTed) value.
+//! columns that changed, so an unchanged card list keeps its stored (TOASTed) value, and its
+//! history record then names the record holding that list (`cards_from`) instead of storing it
+//! again (`VERSION_SELECT` joins it back).
 
 pub(crate) mod list_query;
 mod stored;
@@ -56,14 +58,38 @@ macro_rules! listing_columns {
     };
 }
 
-const DECK_SELECT: &str = concat!(
-    "SELECT d.id, d.game, d.owner_id, u.username, d.name, d.notes, d.visibility, d.format_id, \
-     d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, d.featured, d.summary, \
-     d.source_provider, d.source_external_id, d.source_external_version, \
-     d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
-     d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes ",
-    deck_joins!()
+/// The columns of a [`DeckRow`].
+macro_rules! deck_columns {
+    () => {
+        "d.id, d.game, d.owner_id, u.username, d.name, d.notes, d.visibility, d.format_id, \
+         d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, d.featured, d.summary, \
+         d.source_provider, d.source_external_id, d.source_external_version, \
+         d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
+         d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes"
+    };
+}
+
+const DECK_SELECT: &str = concat!("SELECT ", deck_columns!(), " ", deck_joins!());
+
+/// A deck about to be saved, locked against other saves (its counters and author are read,
+/// not locked), with the number of the history record that holds its current card list (a
+/// [`LockedDeckRow`]).
+const DECK_LOCK: &str = concat!(
+    "SELECT ",
+    deck_columns!(),
+    ", (SELECT coalesce(v.cards_from, v.version_number) FROM deck_versions v \
+        WHERE v.deck_id = d.id AND v.version_number = d.version) AS cards_record ",
+    deck_joins!(),
+    " WHERE d.id = $1 FOR UPDATE OF d"
 );
+
+/// A deck's history records, each with the card list of the record it shares it with
+/// (`cards_from`); a [`VersionRow`] each.
+const VERSION_SELECT: &str = "SELECT v.version_number, v.history_type, v.restored_from, \
+     v.content, holder.content -> 'cards' AS shared_cards, v.summary, v.edited_at \
+     FROM deck_versions v LEFT JOIN deck_versions holder \
+     ON holder.deck_id = v.deck_id AND holder.version_number = v.cards_from \
+     WHERE v.deck_id = $1";
 
 /// What a list shows: no card lines, notes or featured choices (`DeckListing`).
 const LISTING_SELECT: &str = concat!("SELECT ", listing_columns!(), " ", deck_joins!());
@@ -282,14 +308,31 @@ impl OverviewRow {
     }
 }
 
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = deck_versions, check_for_backend(Pg))]
+#[derive(Debug, QueryableByName)]
+struct LockedDeckRow {
+    #[diesel(embed)]
+    deck: DeckRow,
+    /// The history record that holds the deck's card list; `None` if its newest record is
+    /// missing, when the next save stores the list in full.
+    #[diesel(sql_type = Nullable<Int4>)]
+    cards_record: Option<i32>,
+}
+
+#[derive(Debug, QueryableByName)]
 struct VersionRow {
+    #[diesel(sql_type = Int4)]
     version_number: i32,
+    #[diesel(sql_type = Text)]
     history_type: String,
+    #[diesel(sql_type = Nullable<Int4>)]
     restored_from: Option<i32>,
+    #[diesel(sql_type = Jsonb)]
     content: Json<StoredContent>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    shared_cards: Option<Json<Vec<StoredCard>>>,
+    #[diesel(sql_type = Jsonb)]
     summary: Json<StoredSummary>,
+    #[diesel(sql_type = Timestamptz)]
     edited_at: OffsetDateTime,
 }
 
@@ -304,7 +347,11 @@ impl VersionRow {
         Ok(DeckVersion {
             version_number: self.version_number,
             history_type,
-            content: self.content.0.into(),
+            content: self
+                .content
+                .0
+                .into_domain(self.shared_cards.map(|cards| cards.0))
+                .with_context(|| format!("history record {}", self.version_number))?,
             summary: self.summary.0.into(),
             edited_at: self.edited_at,
         })
@@ -328,40 +375,60 @@ async fn load_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option
     .optional()
 }
 
-/// The deck, read and locked against other saves in one statement (its counters and author
-/// are read, not locked).
-async fn lock_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<DeckRow>> {
-    Statement::new(
-        format!("{DECK_SELECT} WHERE d.id = $1 FOR UPDATE OF d"),
-        vec![Bind::Uuid(id)],
-    )
-    .get_result(conn)
-    .await
-    .optional()
+/// The deck, read and locked against other saves in one statement ([`DECK_LOCK`]).
+async fn lock_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<LockedDeckRow>> {
+    Statement::new(DECK_LOCK, vec![Bind::Uuid(id)])
+        .get_result(conn)
+        .await
+        .optional()
 }
 
-async fn insert_version(
-    conn: &mut AsyncPgConnection,
-    id: Uuid,
-    number: i32,
-    history_type: HistoryType,
-    content: &DeckContent,
-    summary: &DeckSummary,
-    at: OffsetDateTime,
-) -> QueryResult<()> {
-    diesel::insert_into(deck_versions::table)
-        .values((
-            deck_versions::deck_id.eq(id),
-            deck_versions::version_number.eq(number),
-            deck_versions::history_type.eq(history_type.as_str()),
-            deck_versions::restored_from.eq(restored_from(history_type)),
-            deck_versions::content.eq(Json(StoredContent::from(content))),
-            deck_versions::summary.eq(Json(StoredSummary::from(summary))),
-            deck_versions::edited_at.eq(at),
-        ))
-        .execute(conn)
-        .await
-        .map(drop)
+/// A history record: the content as saved, its card list left out when `cards_from` names
+/// the record that holds the same list.
+#[derive(Insertable)]
+#[diesel(table_name = deck_versions)]
+struct HistoryRecord {
+    deck_id: Uuid,
+    version_number: i32,
+    history_type: &'static str,
+    restored_from: Option<i32>,
+    content: Json<StoredContent>,
+    cards_from: Option<i32>,
+    summary: Json<StoredSummary>,
+    edited_at: OffsetDateTime,
+}
+
+impl HistoryRecord {
+    /// A new deck's first record, which holds its cards.
+    fn created(deck: &NewDeck) -> Self {
+        Self {
+            deck_id: deck.id.0,
+            version_number: 1,
+            history_type: HistoryType::Create.as_str(),
+            restored_from: None,
+            content: Json(StoredContent::record(&deck.content, false)),
+            cards_from: None,
+            summary: Json((&deck.summary).into()),
+            edited_at: deck.created_at,
+        }
+    }
+
+    /// The record of `revision` as version `number` of deck `id`.
+    fn revised(id: DeckId, number: i32, revision: &Revision, cards_from: Option<i32>) -> Self {
+        Self {
+            deck_id: id.0,
+            version_number: number,
+            history_type: revision.history_type.as_str(),
+            restored_from: restored_from(revision.history_type),
+            content: Json(StoredContent::record(
+                &revision.content,
+                cards_from.is_some(),
+            )),
+            cards_from,
+            summary: Json((&revision.summary).into()),
+            edited_at: revision.at,
+        }
+    }
 }
 
 /// The columns a new deck's content, summary and provenance map to.
@@ -505,41 +572,36 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
         ))
         .execute(conn)
         .await?;
-    insert_version(
-        conn,
-        deck.id.0,
-        1,
-        HistoryType::Create,
-        content,
-        &deck.summary,
-        deck.created_at,
-    )
-    .await
+    diesel::insert_into(deck_versions::table)
+        .values(HistoryRecord::created(deck))
+        .execute(conn)
+        .await
+        .map(drop)
 }
 
-/// Writes `revision` as the version after `current` (two statements: the changed columns,
-/// then the history record) and returns the deck as saved.
+/// Writes `revision` as the version after `current`, whose card list record `cards_record`
+/// holds (two statements: the changed columns, then the history record), and returns the deck
+/// as saved.
 async fn write_revision(
     conn: &mut AsyncPgConnection,
     current: Deck,
+    cards_record: Option<i32>,
     revision: Revision,
 ) -> QueryResult<Deck> {
     let changes = DeckChangeset::new(&current, &revision);
     let next = changes.version;
+    // A card list the save kept stays where it is: in the deck row and in its holder record.
+    let cards_from = cards_record.filter(|_| changes.cards.is_none());
     diesel::update(decks::table.find(current.id.0))
         .set(&changes)
         .execute(conn)
         .await?;
-    insert_version(
-        conn,
-        current.id.0,
-        next,
-        revision.history_type,
-        &revision.content,
-        &revision.summary,
-        revision.at,
-    )
-    .await?;
+    diesel::insert_into(deck_versions::table)
+        .values(HistoryRecord::revised(
+            current.id, next, &revision, cards_from,
+        ))
+        .execute(conn)
+        .await?;
     Ok(Deck {
         content: revision.content,
         summary: revision.summary,
@@ -794,13 +856,12 @@ impl DeckRepository for PgDeckRepository {
             .transaction::<_, ReviseFailure, _>(async move |conn| {
                 // The row lock serialises saves of one deck: the version read here is the one
                 // this transaction bumps.
-                let current = lock_deck(conn, id.0)
+                let locked = lock_deck(conn, id.0)
                     .await?
-                    .ok_or(ReviseFailure::NotFound)?
-                    .into_domain()
-                    .map_err(ReviseFailure::Corrupt)?;
+                    .ok_or(ReviseFailure::NotFound)?;
+                let current = locked.deck.into_domain().map_err(ReviseFailure::Corrupt)?;
                 let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
-                Ok(write_revision(conn, current, revision).await?)
+                Ok(write_revision(conn, current, locked.cards_record, revision).await?)
             })
             .await;
         match outcome {
@@ -818,28 +879,29 @@ impl DeckRepository for PgDeckRepository {
     #[tracing::instrument(level = "debug", skip(self))]
     async fn versions(&self, id: DeckId) -> anyhow::Result<Vec<DeckVersion>> {
         let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<VersionRow> = deck_versions::table
-            .filter(deck_versions::deck_id.eq(id.0))
-            .order(deck_versions::version_number.asc())
-            .select(VersionRow::as_select())
-            .load(&mut conn)
-            .await
-            .map_err(error::query)
-            .context("loading a deck's history")?;
+        let rows: Vec<VersionRow> = Statement::new(
+            format!("{VERSION_SELECT} ORDER BY v.version_number"),
+            vec![Bind::Uuid(id.0)],
+        )
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("loading a deck's history")?;
         rows.into_iter().map(VersionRow::into_domain).collect()
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn version(&self, id: DeckId, number: i32) -> anyhow::Result<Option<DeckVersion>> {
         let mut conn = checkout(&self.pool).await?;
-        let row: Option<VersionRow> = deck_versions::table
-            .find((id.0, number))
-            .select(VersionRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(error::query)
-            .context("loading a deck version")?;
+        let row: Option<VersionRow> = Statement::new(
+            format!("{VERSION_SELECT} AND v.version_number = $2"),
+            vec![Bind::Uuid(id.0), Bind::Int(number.into())],
+        )
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .map_err(error::query)
+        .context("loading a deck version")?;
         row.map(VersionRow::into_domain).transpose()
     }
 

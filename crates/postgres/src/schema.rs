@@ -130,6 +130,7 @@ diesel::table! {
         content -> Jsonb,
         summary -> Jsonb,
         edited_at -> Timestamptz,
+        cards_from -> Nullable<Int4>,
     }
 }
 

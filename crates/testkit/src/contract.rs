@@ -11,8 +11,9 @@ use deckhand_domain::decks::ports::{
     InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
 };
 use deckhand_domain::decks::{
-    ContentType, Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckQuery, DeckReader,
-    DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility, trending,
+    CardSnapshot, ContentType, Deck, DeckCard, DeckFilters, DeckGuide, DeckId, DeckListing,
+    DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility,
+    trending,
 };
 use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim, KeyRecord};
 use deckhand_domain::idempotency::{self, Fingerprint, IdempotencyKey, StoredResponse};
@@ -98,6 +99,7 @@ macro_rules! repository_contract_suite {
             decks_round_trip_and_start_at_version_one,
             a_duplicate_provenance_is_refused_per_owner,
             revisions_bump_the_version_and_append_history,
+            every_version_reads_back_the_cards_it_was_saved_with,
             a_revision_clears_nullable_fields,
             a_refused_revision_changes_nothing,
             revising_a_missing_deck_is_not_found,
@@ -852,6 +854,108 @@ pub async fn revisions_bump_the_version_and_append_history(repos: &Repositories)
     let second = repos.decks.version(new.id, 2).await?.context("version 2")?;
     assert_eq!(second.content.name, "Second");
     assert!(repos.decks.version(new.id, 4).await?.is_none());
+    Ok(())
+}
+
+/// A line of `quantity` copies of a card named `name`.
+fn card_line(name: &str, quantity: u32) -> DeckCard {
+    DeckCard {
+        section: "mainboard".into(),
+        quantity,
+        foil: false,
+        card: CardSnapshot {
+            variant_id: Uuid::new_v4(),
+            card_id: Uuid::new_v4(),
+            name: name.into(),
+            set: "tst".into(),
+            collector_number: "1".into(),
+            type_line: "Creature — Test".into(),
+            image_url: None,
+            colors: vec!["R".into()],
+        },
+    }
+}
+
+/// A save that sets the notes and, when given, the cards, as `history_type`.
+fn save(notes: &str, cards: Option<Vec<DeckCard>>, history_type: HistoryType) -> Reviser {
+    let notes = notes.to_owned();
+    Box::new(move |deck: &Deck| {
+        let mut content = deck.content.clone();
+        content.notes = notes;
+        if let Some(cards) = cards {
+            content.cards = cards;
+        }
+        Ok(Revision {
+            content,
+            summary: deck.summary.clone(),
+            provenance: deck.provenance.clone(),
+            is_archived: deck.is_archived,
+            history_type,
+            at: deck.updated_at + time::Duration::seconds(1),
+        })
+    })
+}
+
+/// Saves that keep the card list, change it, keep it again and restore an older one: each
+/// version reads back with the very cards it was saved with, listed or read alone.
+pub async fn every_version_reads_back_the_cards_it_was_saved_with(repos: &Repositories) -> Outcome {
+    let alice = user("alice");
+    repos.users.insert(&alice).await?;
+    let first_cards = vec![card_line("Arclight Phoenix", 4), card_line("Opt", 2)];
+    let second_cards = vec![card_line("Thing in the Ice", 3)];
+    let mut new = deck(&alice, "History");
+    new.content.cards = first_cards.clone();
+    repos.decks.insert(&new).await?;
+    let update = HistoryType::Update;
+    let rollback = HistoryType::Rollback { restored_from: 1 };
+    repos
+        .decks
+        .revise(new.id, save("notes only", None, update))
+        .await?;
+    repos
+        .decks
+        .revise(
+            new.id,
+            save("new cards", Some(second_cards.clone()), update),
+        )
+        .await?;
+    repos
+        .decks
+        .revise(new.id, save("notes again", None, update))
+        .await?;
+    let restored = repos
+        .decks
+        .revise(new.id, save("", Some(first_cards.clone()), rollback))
+        .await?;
+    repos
+        .decks
+        .revise(new.id, save("last", None, update))
+        .await?;
+    let expected = [
+        ("", &first_cards),
+        ("notes only", &first_cards),
+        ("new cards", &second_cards),
+        ("notes again", &second_cards),
+        ("", &first_cards),
+        ("last", &first_cards),
+    ];
+    let history = repos.decks.versions(new.id).await?;
+    let read: Vec<(&str, &Vec<DeckCard>)> = history
+        .iter()
+        .map(|version| (version.content.notes.as_str(), &version.content.cards))
+        .collect();
+    assert_eq!(read, expected);
+    assert_eq!(history[4].content, restored.content);
+    for version in &history {
+        let alone = repos
+            .decks
+            .version(new.id, version.version_number)
+            .await?
+            .context("a listed version")?;
+        assert_eq!(&alone, version);
+    }
+    let current = repos.decks.find(new.id).await?.context("the deck")?;
+    assert_eq!(current.content.cards, first_cards);
     Ok(())
 }
 

@@ -305,6 +305,54 @@ async fn deck_content_is_compressed_with_lz4_where_the_server_has_it() {
     );
 }
 
+/// Each row of the history: its number, the record holding its cards (`-`: itself) and whether
+/// it stores cards.
+const HISTORY_ROWS: &str = "SELECT version_number || ' ' || coalesce(cards_from::text, '-') \
+     || ' ' || (content ? 'cards')::text AS value FROM deck_versions ORDER BY version_number";
+
+/// Each row of the history: its number and the first record stored with the same card list.
+const HISTORY_CARD_LISTS: &str = "SELECT v.version_number || ' ' || (SELECT \
+     min(o.version_number) FROM deck_versions o WHERE o.content -> 'cards' = v.content -> 'cards') \
+     AS value FROM deck_versions v ORDER BY v.version_number";
+
+/// A save that keeps the card list stores none (migration `2026-11-25-000300`): its record
+/// names the one that holds the list. Reverting the migration gives every record its list back.
+#[tokio::test]
+async fn a_save_that_keeps_the_cards_stores_them_once() {
+    let db = TestDb::new().await;
+    // Saves 2, 4 and 6 keep the cards; 3 changes them and 5 restores those of 1.
+    deckhand_testkit::contract::every_version_reads_back_the_cards_it_was_saved_with(
+        &db.repositories(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&db, HISTORY_ROWS).await,
+        [
+            "1 - true",
+            "2 1 false",
+            "3 - true",
+            "4 3 false",
+            "5 - true",
+            "6 5 false"
+        ]
+    );
+
+    let url = db.url().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn = blocking_connection(&url);
+        let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
+        assert_eq!(reverted.to_string(), "20261125000300");
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        texts(&db, HISTORY_CARD_LISTS).await,
+        ["1 1", "2 1", "3 3", "4 3", "5 1", "6 1"]
+    );
+    run_migrations(db.url()).await.unwrap();
+}
+
 /// Whichever schema the next test gets, recycled or new, it is as the migrations left it: the
 /// rows of the last test are gone, the reference data is whole.
 #[tokio::test]

@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 
+use anyhow::Context as _;
+
 use deckhand_domain::decks::{
     CardSnapshot, DeckCard, DeckContent, DeckSummary, FeaturedCard, FeaturedChoice, FeaturedSlot,
     Visibility,
@@ -106,7 +108,8 @@ pub(crate) struct StoredSummary {
     featured_cards: Vec<StoredFeatured>,
 }
 
-/// What a history record keeps: the whole content, cards included.
+/// What a history record keeps: the whole content, its cards left out when another record of
+/// the deck holds the same list (`deck_versions.cards_from`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct StoredContent {
     name: String,
@@ -117,7 +120,8 @@ pub(crate) struct StoredContent {
     thumbnail: Option<String>,
     legal: bool,
     archetype: Option<String>,
-    cards: Vec<StoredCard>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cards: Option<Vec<StoredCard>>,
     featured: Option<Vec<StoredChoice>>,
 }
 
@@ -279,8 +283,9 @@ impl From<StoredSummary> for DeckSummary {
     }
 }
 
-impl From<&DeckContent> for StoredContent {
-    fn from(content: &DeckContent) -> Self {
+impl StoredContent {
+    /// A history record of `content`, its cards left out when `cards_shared`.
+    pub(crate) fn record(content: &DeckContent, cards_shared: bool) -> Self {
         Self {
             name: content.name.clone(),
             notes: content.notes.clone(),
@@ -290,26 +295,33 @@ impl From<&DeckContent> for StoredContent {
             thumbnail: content.thumbnail.clone(),
             legal: content.legal,
             archetype: content.archetype.clone(),
-            cards: stored_cards(&content.cards),
+            cards: (!cards_shared).then(|| stored_cards(&content.cards)),
             featured: content.featured.as_deref().map(stored_choices),
         }
     }
-}
 
-impl From<StoredContent> for DeckContent {
-    fn from(content: StoredContent) -> Self {
-        Self {
-            name: content.name,
-            notes: content.notes,
-            visibility: content.visibility.into(),
-            format_id: content.format_id,
-            youtube_url: content.youtube_url,
-            thumbnail: content.thumbnail,
-            legal: content.legal,
-            archetype: content.archetype,
-            cards: domain_cards(content.cards),
-            featured: content.featured.map(domain_choices),
-        }
+    /// The content this record keeps, with `shared_cards` (those of the record that holds them)
+    /// when it keeps none of its own.
+    pub(crate) fn into_domain(
+        self,
+        shared_cards: Option<Vec<StoredCard>>,
+    ) -> anyhow::Result<DeckContent> {
+        let cards = self
+            .cards
+            .or(shared_cards)
+            .context("a history record without cards names no record that holds them")?;
+        Ok(DeckContent {
+            name: self.name,
+            notes: self.notes,
+            visibility: self.visibility.into(),
+            format_id: self.format_id,
+            youtube_url: self.youtube_url,
+            thumbnail: self.thumbnail,
+            legal: self.legal,
+            archetype: self.archetype,
+            cards: domain_cards(cards),
+            featured: self.featured.map(domain_choices),
+        })
     }
 }
 
@@ -400,7 +412,7 @@ mod tests {
             r#"{{"section_counts":{{"mainboard":4}},"colors":["R"],"featured_cards":[{{"slot":"commander","slot_key":"commander:0","label":"Commander","sort_order":0,"foil":false,"card":{CARD}}}]}}"#
         );
         assert_eq!(
-            serde_json::to_string(&StoredContent::from(&content())).unwrap(),
+            serde_json::to_string(&StoredContent::record(&content(), false)).unwrap(),
             content_json
         );
         assert_eq!(
@@ -408,7 +420,7 @@ mod tests {
             summary_json
         );
         let read: StoredContent = serde_json::from_str(&content_json).unwrap();
-        assert_eq!(DeckContent::from(read), content());
+        assert_eq!(read.into_domain(None).unwrap(), content());
         let read: StoredSummary = serde_json::from_str(&summary_json).unwrap();
         assert_eq!(DeckSummary::from(read), summary());
     }
@@ -418,6 +430,25 @@ mod tests {
     fn absent_optional_fields_read_as_none() {
         let text = r#"{"name":"n","notes":"","visibility":"public","format_id":null,"youtube_url":null,"thumbnail":null,"legal":false,"archetype":null,"cards":[]}"#;
         let read: StoredContent = serde_json::from_str(text).unwrap();
-        assert_eq!(DeckContent::from(read).featured, None);
+        assert_eq!(read.into_domain(None).unwrap().featured, None);
+    }
+
+    /// A record that shares its cards has no "cards" key and reads them from the holder's.
+    #[test]
+    fn a_record_sharing_its_cards_leaves_them_out() {
+        let text = serde_json::to_string(&StoredContent::record(&content(), true)).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                r#"{{"name":"Izzet Phoenix","notes":"","visibility":"unlisted","format_id":"00000000-0000-0000-0000-000000000003","youtube_url":null,"thumbnail":"https://example.org/t.jpg","legal":true,"archetype":null,"featured":[{{"slot":"cover","foil":true,"card":{CARD}}}]}}"#
+            )
+        );
+        let read: StoredContent = serde_json::from_str(&text).unwrap();
+        let holders_cards = stored_cards(&content().cards);
+        assert_eq!(
+            read.clone().into_domain(Some(holders_cards)).unwrap(),
+            content()
+        );
+        assert!(read.into_domain(None).is_err());
     }
 }
