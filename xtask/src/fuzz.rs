@@ -11,7 +11,6 @@
 //! install it.
 
 use std::fs;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -19,7 +18,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
-use crate::local::{self, get, path_text, psql, wait_for_health};
+use crate::local::{self, free_address, get, path_text, psql, wait_for_health};
 use crate::pg::Cluster;
 use crate::{cargo, display};
 
@@ -152,11 +151,6 @@ fn schemathesis(root: &Path, target: &Path) -> Result<PathBuf> {
 }
 
 /// A loopback address with a port free right now.
-fn free_address() -> Result<String> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(listener.local_addr()?.to_string())
-}
-
 /// Every scope the server knows, from its OAuth metadata, space-separated.
 fn every_scope(address: &str) -> Result<String> {
     let (status, body) = get(address, "/.well-known/oauth-authorization-server")?;

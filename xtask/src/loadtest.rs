@@ -15,7 +15,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
-use crate::local::{self, output, path_text, psql, wait_for_health};
+use crate::local::{self, free_address, output, path_text, psql, wait_for_health};
 use crate::pg::{self, Cluster};
 use crate::{cargo, run_quietly};
 
@@ -31,7 +31,6 @@ pub struct Options {
     pub resolve_only: bool,
 }
 
-const PORT: u16 = 18_080;
 const API: &str = "/api/public/v1/games/mtg";
 /// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
 const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
@@ -155,7 +154,8 @@ fn measure(
     .context("`deckhand admin pat create` printed no JSON")?;
     let token = pat["token"].as_str().context("no token in the PAT")?;
     let bearer = format!("Authorization: Bearer {token}");
-    let base = format!("http://127.0.0.1:{PORT}");
+    let address = free_address()?;
+    let base = format!("http://{address}");
     let own = "md5('seed-user-1')::uuid";
     let detail_id = query(
         cluster,
@@ -190,7 +190,7 @@ fn measure(
         .arg("serve")
         .env("DATABASE_URL", &url)
         .env("DECKHAND_SECRET_KEY", SECRET_KEY)
-        .env("DECKHAND_BIND", format!("127.0.0.1:{PORT}"))
+        .env("DECKHAND_BIND", &address)
         .env("DECKHAND_RATE_LIMITS", "off")
         // The shortest dedupe window: with a random deck each time, nearly every view counts,
         // as if each came from a new visitor.
@@ -207,6 +207,7 @@ fn measure(
         options,
         pgbench_rate,
         &Targets {
+            address: &address,
             base: &base,
             bearer: &bearer,
             detail_id: &detail_id,
@@ -222,6 +223,8 @@ fn measure(
 }
 
 struct Targets<'a> {
+    /// Where the server listens (`host:port`), and the same as a URL prefix.
+    address: &'a str,
     base: &'a str,
     bearer: &'a str,
     detail_id: &'a str,
@@ -238,7 +241,7 @@ fn drive(
     pgbench_rate: f64,
     targets: &Targets<'_>,
 ) -> Result<()> {
-    wait_for_health(server, &format!("127.0.0.1:{PORT}"))?;
+    wait_for_health(server, targets.address)?;
     let Targets {
         base,
         bearer,

@@ -2,7 +2,7 @@
 //! `deckhand` binary, and the few HTTP requests that tell whether it is up.
 
 use std::io::{Read as _, Write as _};
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -13,6 +13,13 @@ use crate::display;
 use crate::pg::{self, Cluster};
 
 /// Waits until the server answers `/healthz` at `address`, failing if it stops first.
+/// A local address no server listens on now: a port the system hands out, so a server left
+/// running by an earlier run can never answer for the one being started.
+pub fn free_address() -> Result<String> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(listener.local_addr()?.to_string())
+}
+
 pub fn wait_for_health(server: &mut Child, address: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
