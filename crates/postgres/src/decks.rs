@@ -766,15 +766,16 @@ async fn page_rows(
 
 pub(crate) struct PgDeckRepository {
     pool: Pool,
-    /// Capped list counts by filter combination (see [`COUNT_TTL`]).
-    counts: moka::sync::Cache<Conditions, u64>,
+    /// Capped list counts by filter combination (see [`COUNT_TTL`]). Requests that want the
+    /// same missing count wait for one statement instead of each running it.
+    counts: moka::future::Cache<Conditions, u64>,
 }
 
 impl PgDeckRepository {
     pub(crate) fn new(pool: Pool) -> Self {
         Self {
             pool,
-            counts: moka::sync::Cache::builder()
+            counts: moka::future::Cache::builder()
                 .max_capacity(COUNT_CAPACITY)
                 .time_to_live(COUNT_TTL)
                 .build(),
@@ -792,18 +793,18 @@ impl PgDeckRepository {
         conn: &mut AsyncPgConnection,
         conditions: &Conditions,
     ) -> anyhow::Result<u64> {
-        if let Some(counted) = self.counts.get(conditions) {
-            return Ok(counted);
-        }
-        let counted: CountRow = conditions
-            .statement(count_sql(&conditions.sql()))
-            .get_result(conn)
+        self.counts
+            .try_get_with_by_ref(conditions, async {
+                let counted: CountRow = conditions
+                    .statement(count_sql(&conditions.sql()))
+                    .get_result(conn)
+                    .await
+                    .map_err(error::query)?;
+                Ok::<_, anyhow::Error>(u64::try_from(counted.matches).unwrap_or(0))
+            })
             .await
-            .map_err(error::query)
-            .context("counting decks")?;
-        let counted = u64::try_from(counted.matches).unwrap_or(0);
-        self.counts.insert(conditions.clone(), counted);
-        Ok(counted)
+            .map_err(|error| error::shared(&error))
+            .context("counting decks")
     }
 }
 

@@ -4,6 +4,7 @@
 
 use deckhand_domain::StoreUnavailable;
 use deckhand_domain::decks::ports::{InsertDeckError, ReviseDeckError};
+use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::ports::{
     InsertApiKeyError, InsertPartnerError, InsertPatError, InsertUserError,
 };
@@ -22,6 +23,16 @@ const API_KEYS_PARTNER_FKEY: &str = "partner_api_keys_partner_slug_fkey";
 /// type is invisible to `anyhow::Error::chain`, which is how the domain looks for the marker.
 pub(crate) fn unavailable(cause: impl std::fmt::Display) -> anyhow::Error {
     anyhow::Error::new(StoreUnavailable).context(cause.to_string())
+}
+
+/// An error that every request waiting on one shared load receives (the cache hands it out
+/// behind an `Arc`): its message, still marked unavailable when the store was.
+pub(crate) fn shared(error: &anyhow::Error) -> anyhow::Error {
+    if is_store_unavailable(error) {
+        unavailable(format!("{error:#}"))
+    } else {
+        anyhow::anyhow!("{error:#}")
+    }
 }
 
 /// A failed checkout. Timeouts, refused or failed connections and a closed pool all mean the
@@ -150,7 +161,6 @@ fn violates(error: &DieselError, kind: DatabaseErrorKind, constraint: &str) -> b
 
 #[cfg(test)]
 mod tests {
-    use deckhand_domain::error::is_store_unavailable;
     use diesel::result::DatabaseErrorInformation;
 
     use super::*;
@@ -183,6 +193,26 @@ mod tests {
 
     fn db_error(kind: DatabaseErrorKind, constraint: &'static str) -> DieselError {
         DieselError::DatabaseError(kind, Box::new(Violation(constraint)))
+    }
+
+    /// Every request that waited on a failed shared load answers as the loading one would:
+    /// 503 when the store was unavailable, 500 otherwise, with the same message.
+    #[test]
+    fn a_shared_error_keeps_its_message_and_unavailability() {
+        let lost = query(DieselError::DatabaseError(
+            DatabaseErrorKind::ClosedConnection,
+            Box::new(Violation("none")),
+        ))
+        .context("counting decks");
+        let shared_lost = shared(&lost);
+        assert!(is_store_unavailable(&shared_lost));
+        assert!(format!("{shared_lost:#}").contains("counting decks"));
+
+        let broken =
+            anyhow::Error::new(db_error(DatabaseErrorKind::Unknown, "x")).context("counting decks");
+        let shared_broken = shared(&broken);
+        assert!(!is_store_unavailable(&shared_broken));
+        assert_eq!(format!("{shared_broken:#}"), format!("{broken:#}"));
     }
 
     #[test]
