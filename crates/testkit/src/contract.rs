@@ -11,9 +11,9 @@ use deckhand_domain::decks::ports::{
     InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
 };
 use deckhand_domain::decks::{
-    CardSnapshot, ContentType, Deck, DeckCard, DeckFilters, DeckGuide, DeckId, DeckListing,
-    DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility,
-    trending,
+    CardSnapshot, ContentType, Deck, DeckCard, DeckContent, DeckFilters, DeckGuide, DeckId,
+    DeckListing, DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder,
+    Visibility, trending,
 };
 use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim, KeyRecord};
 use deckhand_domain::idempotency::{self, Fingerprint, IdempotencyKey, StoredResponse};
@@ -683,31 +683,37 @@ pub async fn a_catalog_needs_a_known_game(repos: &Repositories) -> Outcome {
 
 // Decks.
 
+/// `deck` saved with `content` as `history_type` at `at`, the rest as it was.
+fn revision_of(
+    deck: &Deck,
+    content: DeckContent,
+    history_type: HistoryType,
+    at: time::OffsetDateTime,
+) -> Revision {
+    Revision {
+        content,
+        summary: deck.summary.clone(),
+        provenance: deck.provenance.clone(),
+        is_archived: deck.is_archived,
+        history_type,
+        at,
+    }
+}
+
 fn update_to(name: &str, at: time::OffsetDateTime) -> Reviser {
     let name = name.to_owned();
     Box::new(move |deck: &Deck| {
         let mut content = deck.content.clone();
         content.name = name;
-        Ok(Revision {
-            content,
-            summary: deck.summary.clone(),
-            provenance: deck.provenance.clone(),
-            is_archived: deck.is_archived,
-            history_type: HistoryType::Update,
-            at,
-        })
+        Ok(revision_of(deck, content, HistoryType::Update, at))
     })
 }
 
 fn archive(at: time::OffsetDateTime) -> Reviser {
     Box::new(move |deck: &Deck| {
         Ok(Revision {
-            content: deck.content.clone(),
-            summary: deck.summary.clone(),
-            provenance: deck.provenance.clone(),
             is_archived: true,
-            history_type: HistoryType::Update,
-            at,
+            ..revision_of(deck, deck.content.clone(), HistoryType::Update, at)
         })
     })
 }
@@ -885,14 +891,8 @@ fn save(notes: &str, cards: Option<Vec<DeckCard>>, history_type: HistoryType) ->
         if let Some(cards) = cards {
             content.cards = cards;
         }
-        Ok(Revision {
-            content,
-            summary: deck.summary.clone(),
-            provenance: deck.provenance.clone(),
-            is_archived: deck.is_archived,
-            history_type,
-            at: deck.updated_at + time::Duration::seconds(1),
-        })
+        let at = deck.updated_at + time::Duration::seconds(1);
+        Ok(revision_of(deck, content, history_type, at))
     })
 }
 
