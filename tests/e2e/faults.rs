@@ -177,7 +177,7 @@ async fn assert_every_deck_whole(url: &str) -> BTreeMap<String, i64> {
              'newest', (SELECT max(version_number) FROM deck_versions v WHERE v.deck_id = d.id),
              'first', (SELECT history_type FROM deck_versions v
                        WHERE v.deck_id = d.id AND v.version_number = 1),
-             'content_matches', (SELECT v.summary = d.summary FROM deck_versions v
+             'content_matches', (SELECT v.summary::jsonb = d.summary::jsonb FROM deck_versions v
                                  WHERE v.deck_id = d.id AND v.version_number = d.version),
              'counters', EXISTS (SELECT 1 FROM deck_stats s WHERE s.deck_id = d.id)
          )), '[]')::text AS json

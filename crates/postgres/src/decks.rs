@@ -1,5 +1,5 @@
 //! Decks over PostgreSQL. A deck is read by one statement (`DECK_SELECT`, joined to its author
-//! and counters) and decoded straight from jsonb into the storage types of `stored.rs`; lists
+//! and counters) and decoded straight from its json columns into the storage types of `stored.rs`; lists
 //! read only the columns a list shows (`LISTING_SELECT`, never the card lines), built by
 //! `list_query.rs`. A save locks and reads the deck in one statement and rewrites only the
 //! columns that changed, so an unchanged card list keeps its stored (TOASTed) value, and its
@@ -24,7 +24,9 @@ use deckhand_domain::decks::{
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Int4, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{
+    Bool, Int4, Int8, Json as SqlJson, Nullable, Text, Timestamptz, Uuid as SqlUuid,
+};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -149,11 +151,11 @@ struct DeckRow {
     legal: bool,
     #[diesel(sql_type = Nullable<Text>)]
     archetype: Option<String>,
-    #[diesel(sql_type = Jsonb)]
+    #[diesel(sql_type = SqlJson)]
     cards: Json<Vec<StoredCard>>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
+    #[diesel(sql_type = Nullable<SqlJson>)]
     featured: Option<Json<Vec<StoredChoice>>>,
-    #[diesel(sql_type = Jsonb)]
+    #[diesel(sql_type = SqlJson)]
     summary: Json<StoredSummary>,
     #[diesel(sql_type = Text)]
     source_provider: String,
@@ -243,7 +245,7 @@ struct ListingRow {
     has_video: bool,
     #[diesel(sql_type = Text)]
     source_provider: String,
-    #[diesel(sql_type = Jsonb)]
+    #[diesel(sql_type = SqlJson)]
     summary: Json<StoredSummary>,
     #[diesel(sql_type = Bool)]
     has_guide: bool,
@@ -326,11 +328,11 @@ struct VersionRow {
     history_type: String,
     #[diesel(sql_type = Nullable<Int4>)]
     restored_from: Option<i32>,
-    #[diesel(sql_type = Jsonb)]
+    #[diesel(sql_type = SqlJson)]
     content: Json<StoredContent>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
+    #[diesel(sql_type = Nullable<SqlJson>)]
     shared_cards: Option<Json<Vec<StoredCard>>>,
-    #[diesel(sql_type = Jsonb)]
+    #[diesel(sql_type = SqlJson)]
     summary: Json<StoredSummary>,
     #[diesel(sql_type = Timestamptz)]
     edited_at: OffsetDateTime,

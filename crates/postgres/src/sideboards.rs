@@ -17,7 +17,7 @@ use deckhand_domain::sideboards::{
     MatchupContent, MatchupId, PrimaryDeckSummary, SideboardGuide,
 };
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Bool, Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::sql_types::{Array, Bool, Int8, Json, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use time::OffsetDateTime;
@@ -41,14 +41,14 @@ const GUIDE_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
 };
 
 /// Every guide read. `{summary}` is `pd.summary` where the primary deck's summary is wanted,
-/// else `NULL::jsonb`; `{text}` is `g.` for the long texts, or `''::text AS` for lists (which
+/// else `NULL::json`; `{text}` is `g.` for the long texts, or `''::text AS` for lists (which
 /// never show description and notes, up to 500,000 characters each). The matchup count is one
 /// index lookup per guide, inside the same statement.
 fn guide_select(with_summary: bool, with_long_texts: bool) -> String {
     let summary = if with_summary {
         "pd.summary"
     } else {
-        "NULL::jsonb"
+        "NULL::json"
     };
     let (description, notes) = if with_long_texts {
         ("g.description", "g.notes")
@@ -111,7 +111,7 @@ struct GuideRow {
     primary_deck_visibility: String,
     #[diesel(sql_type = Int8)]
     matchup_count: i64,
-    #[diesel(sql_type = Nullable<Jsonb>)]
+    #[diesel(sql_type = Nullable<Json>)]
     primary_summary: Option<Value>,
 }
 

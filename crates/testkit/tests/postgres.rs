@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use deckhand_domain::decks::DeckId;
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::UserId;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
@@ -308,24 +309,25 @@ async fn deck_content_is_compressed_with_lz4_where_the_server_has_it() {
 /// Each row of the history: its number, the record holding its cards (`-`: itself) and whether
 /// it stores cards.
 const HISTORY_ROWS: &str = "SELECT version_number || ' ' || coalesce(cards_from::text, '-') \
-     || ' ' || (content ? 'cards')::text AS value FROM deck_versions ORDER BY version_number";
+     || ' ' || (content::jsonb ? 'cards')::text AS value FROM deck_versions ORDER BY version_number";
 
 /// Each row of the history: its number and the first record stored with the same card list.
 const HISTORY_CARD_LISTS: &str = "SELECT v.version_number || ' ' || (SELECT \
-     min(o.version_number) FROM deck_versions o WHERE o.content -> 'cards' = v.content -> 'cards') \
+     min(o.version_number) FROM deck_versions o WHERE o.content::jsonb -> 'cards' = v.content::jsonb -> 'cards') \
      AS value FROM deck_versions v ORDER BY v.version_number";
 
 /// A save that keeps the card list stores none (migration `2026-11-25-000300`): its record
-/// names the one that holds the list. Reverting the migration gives every record its list back.
+/// names the one that holds the list. Reverting the migration (after the one that made deck
+/// content `json`, `2026-11-25-000400`) gives every record its list back, and migrating again
+/// reads every version back as it was.
 #[tokio::test]
 async fn a_save_that_keeps_the_cards_stores_them_once() {
     let db = TestDb::new().await;
+    let repos = db.repositories();
     // Saves 2, 4 and 6 keep the cards; 3 changes them and 5 restores those of 1.
-    deckhand_testkit::contract::every_version_reads_back_the_cards_it_was_saved_with(
-        &db.repositories(),
-    )
-    .await
-    .unwrap();
+    deckhand_testkit::contract::every_version_reads_back_the_cards_it_was_saved_with(&repos)
+        .await
+        .unwrap();
     assert_eq!(
         texts(&db, HISTORY_ROWS).await,
         [
@@ -337,12 +339,19 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
             "6 5 false"
         ]
     );
+    let deck = DeckId(
+        texts(&db, "SELECT id::text AS value FROM decks").await[0]
+            .parse()
+            .unwrap(),
+    );
+    let saved = repos.decks.versions(deck).await.unwrap();
 
     let url = db.url().to_owned();
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
-        let reverted = conn.revert_last_migration(MIGRATIONS).unwrap();
-        assert_eq!(reverted.to_string(), "20261125000300");
+        let reverted =
+            [(); 2].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+        assert_eq!(reverted, ["20261125000400", "20261125000300"]);
     })
     .await
     .unwrap();
@@ -351,6 +360,7 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
         ["1 1", "2 1", "3 3", "4 3", "5 1", "6 1"]
     );
     run_migrations(db.url()).await.unwrap();
+    assert_eq!(repos.decks.versions(deck).await.unwrap(), saved);
 }
 
 /// Whichever schema the next test gets, recycled or new, it is as the migrations left it: the

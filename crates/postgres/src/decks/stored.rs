@@ -2,11 +2,11 @@
 //! `deck_versions.content` and `deck_versions.summary`), as types of this crate. The stored
 //! format is defined here, not by the domain's serde derives, so a change to a domain type cannot
 //! silently change the format of new rows or stop old ones from reading; the golden test below
-//! pins it. Columns are read straight from jsonb's bytes into these types (no
+//! pins it. The columns are `json` (migration `2026-11-25-000400_deck_content_as_json`): their
+//! text is read straight into these types and written straight from them (no
 //! `serde_json::Value` in between), which is most of what a deck read costs the service.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 
 use anyhow::Context as _;
 
@@ -18,31 +18,25 @@ use diesel::deserialize::{self, FromSql, FromSqlRow};
 use diesel::expression::AsExpression;
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::Jsonb;
+use diesel::sql_types::Json as SqlJson;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// jsonb's binary format: a version byte, then the JSON text.
-const JSONB_VERSION: u8 = 1;
-
-/// A jsonb value read into `T` and written from it, without an intermediate `Value`.
+/// A json value (whose binary format is its text) read into `T` and written from it, without
+/// an intermediate `Value`.
 #[derive(Debug, Clone, PartialEq, FromSqlRow, AsExpression)]
-#[diesel(sql_type = Jsonb)]
+#[diesel(sql_type = SqlJson)]
 pub(crate) struct Json<T>(pub T);
 
-impl<T: DeserializeOwned> FromSql<Jsonb, Pg> for Json<T> {
+impl<T: DeserializeOwned> FromSql<SqlJson, Pg> for Json<T> {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
-        match value.as_bytes() {
-            [JSONB_VERSION, text @ ..] => Ok(Self(serde_json::from_slice(text)?)),
-            _ => Err("unsupported jsonb encoding version".into()),
-        }
+        Ok(Self(serde_json::from_slice(value.as_bytes())?))
     }
 }
 
-impl<T: Serialize + std::fmt::Debug> ToSql<Jsonb, Pg> for Json<T> {
+impl<T: Serialize + std::fmt::Debug> ToSql<SqlJson, Pg> for Json<T> {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
-        out.write_all(&[JSONB_VERSION])?;
         serde_json::to_writer(out, &self.0)?;
         Ok(IsNull::No)
     }
