@@ -18,8 +18,9 @@ use deckhand_domain::decks::ports::{
     ViewCount,
 };
 use deckhand_domain::decks::{
-    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
-    DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
+    Author, ContentType, Deck, DeckContent, DeckFilters, DeckGuide, DeckId, DeckListing,
+    DeckOverview, DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance,
+    Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -32,8 +33,8 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use self::list_query::{
-    Conditions, count_sql, first_page_sql, list_conditions, page_ids_sql, page_sql, page_window,
-    rows_by_ids_sql,
+    Conditions, contains_pattern, count_sql, first_page_sql, list_conditions, page_ids_sql,
+    page_sql, page_window, rows_by_ids_sql, walked_page_sql,
 };
 use self::stored::{
     Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
@@ -109,7 +110,7 @@ const OVERVIEW_SELECT: &str = concat!(
 /// other instances' writes show within this time. A page that ends the list needs no count at
 /// all: its total is known exactly from the page itself.
 const COUNT_TTL: StdDuration = StdDuration::from_secs(5);
-/// How many distinct filter combinations keep a count.
+/// How many distinct filter combinations keep a count (and page statements a short walk).
 const COUNT_CAPACITY: u64 = 10_000;
 
 fn author(id: Uuid, owner_id: Uuid, username: &str) -> anyhow::Result<Author> {
@@ -730,19 +731,24 @@ struct IdRow {
 /// The rows of a list page, in one statement that PostgreSQL plans once per connection:
 /// [`first_page_sql`] when it has no parameters, else [`page_sql`], of which PostgreSQL keeps a
 /// generic plan. A name filter is the exception: the best plan depends on how rare the pattern
-/// is, so the page's ids are picked by a statement planned on every run for its pattern, and
-/// their rows read by one on a generic plan (planned as one statement, its joins took longer to
-/// plan, 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
+/// is. A date-sorted page first walks the head of the list ([`walked_page`]); a page that walk
+/// cannot fill has its ids picked by a statement planned on every run for its pattern, and their
+/// rows read by one on a generic plan (planned as one statement, its joins took longer to plan,
+/// 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
 async fn page_rows(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
     conditions: &Conditions,
     game: &str,
+    short_walks: &ShortWalks,
 ) -> QueryResult<Vec<ListingRow>> {
     let mut page_conditions = conditions.clone();
     let window = page_window(&mut page_conditions, query.page);
     let where_clause = conditions.sql();
     if conditions.plan_each_run() {
+        if let Some(rows) = walked_page(conn, query, short_walks).await? {
+            return Ok(rows);
+        }
         let ids: Vec<IdRow> = page_conditions
             .statement(page_ids_sql(query, game, &where_clause, &window))
             .load(conn)
@@ -766,11 +772,56 @@ async fn page_rows(
     page_conditions.statement(sql).load(conn).await
 }
 
+/// Walks of name-filtered pages that came up short lately ([`walked_page`]), by statement.
+type ShortWalks = moka::sync::Cache<Statement, ()>;
+
+/// How long a short walk is remembered: meanwhile the same page goes straight to the statements
+/// planned for its pattern, so a rare pattern pays for its walk once a minute, not every time.
+const SHORT_WALK_TTL: StdDuration = StdDuration::from_secs(60);
+
+/// A name-filtered page of a date sort when the first decks of the list hold all of it
+/// ([`walked_page_sql`], [`list_query::NAME_WALK`] of them): one statement on a generic plan.
+/// `None` when they do not (remembered in `short_walks`), or for a counter sort.
+async fn walked_page(
+    conn: &mut AsyncPgConnection,
+    query: &DeckQuery,
+    short_walks: &ShortWalks,
+) -> QueryResult<Option<Vec<ListingRow>>> {
+    let Some(needle) = query.filters.name_contains.as_deref() else {
+        return Ok(None);
+    };
+    let unnamed = DeckQuery {
+        filters: DeckFilters {
+            name_contains: None,
+            ..query.filters.clone()
+        },
+        ..query.clone()
+    };
+    let (mut conditions, _) = list_conditions(&unnamed);
+    let where_clause = conditions.sql();
+    let pattern = conditions.param(Bind::Text(contains_pattern(needle)));
+    let window = page_window(&mut conditions, query.page);
+    let Some(sql) = walked_page_sql(query, LISTING_SELECT, &where_clause, &pattern, &window) else {
+        return Ok(None);
+    };
+    let walk = conditions.statement(sql);
+    if short_walks.contains_key(&walk) {
+        return Ok(None);
+    }
+    let rows: Vec<ListingRow> = walk.clone().load(conn).await?;
+    if rows.len() == query.page.limit as usize {
+        return Ok(Some(rows));
+    }
+    short_walks.insert(walk, ());
+    Ok(None)
+}
+
 pub(crate) struct PgDeckRepository {
     pool: Pool,
     /// Capped list counts by filter combination (see [`COUNT_TTL`]). Requests that want the
     /// same missing count wait for one statement instead of each running it.
     counts: moka::future::Cache<Conditions, u64>,
+    short_walks: ShortWalks,
 }
 
 impl PgDeckRepository {
@@ -780,6 +831,10 @@ impl PgDeckRepository {
             counts: moka::future::Cache::builder()
                 .max_capacity(COUNT_CAPACITY)
                 .time_to_live(COUNT_TTL)
+                .build(),
+            short_walks: moka::sync::Cache::builder()
+                .max_capacity(COUNT_CAPACITY)
+                .time_to_live(SHORT_WALK_TTL)
                 .build(),
         }
     }
@@ -922,7 +977,7 @@ impl DeckRepository for PgDeckRepository {
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
         let (conditions, game) = list_conditions(query);
         let mut conn = checkout(&self.pool).await?;
-        let rows = page_rows(&mut conn, query, &conditions, &game)
+        let rows = page_rows(&mut conn, query, &conditions, &game, &self.short_walks)
             .await
             .map_err(error::query)
             .context("listing decks")?;

@@ -49,7 +49,7 @@ impl std::hash::Hash for Float {
 }
 
 /// SQL with `$1`, `$2`, ... placeholders (each may appear more than once) and their binds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Statement {
     sql: String,
     binds: Vec<Bind>,

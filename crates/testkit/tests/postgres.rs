@@ -599,9 +599,10 @@ struct PlanUse {
 /// A list page is planned once per connection, not on every run (docs/benchmarks.md). An
 /// anonymous first page has no parameters at all (its game and limit are literals), so it is
 /// one plain query planned with its very values; a signed-in first page binds its viewer and
-/// settles on the prepared statement's generic plan. A name filter's best plan depends on the
-/// pattern: its ids are picked by a statement planned on every run, its rows read by one on a
-/// generic plan.
+/// settles on the prepared statement's generic plan. A name-filtered page of a date sort walks
+/// the head of the list on a generic plan too; when the walk cannot fill it (a rare pattern), its
+/// ids are picked by a statement planned on every run, its rows read by one on a generic plan,
+/// and the short walk is not tried again.
 #[tokio::test]
 async fn first_list_pages_settle_on_a_generic_plan() {
     use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
@@ -622,15 +623,21 @@ async fn first_list_pages_settle_on_a_generic_plan() {
             .await
             .unwrap();
     }
-    let named = DeckFilters {
-        name_contains: Some("deck".into()),
+    let named = |needle: &str| DeckFilters {
+        name_contains: Some(needle.into()),
         ..DeckFilters::default()
     };
-    for (sort, filters, viewer) in [
-        (DeckSort::EditedAt, DeckFilters::default(), None),
-        (DeckSort::Views, DeckFilters::default(), None),
-        (DeckSort::EditedAt, DeckFilters::default(), Some(alice.id)),
-        (DeckSort::EditedAt, named, None),
+    for (sort, filters, viewer, shown) in [
+        (DeckSort::EditedAt, DeckFilters::default(), None, 2),
+        (DeckSort::Views, DeckFilters::default(), None, 2),
+        (
+            DeckSort::EditedAt,
+            DeckFilters::default(),
+            Some(alice.id),
+            2,
+        ),
+        (DeckSort::EditedAt, named("deck"), None, 2),
+        (DeckSort::EditedAt, named("deck 1"), None, 1),
     ] {
         let query = DeckQuery {
             game: "mtg".into(),
@@ -642,7 +649,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         };
         for _ in 0..10 {
             let page = repos.decks.list(&query).await.unwrap();
-            assert_eq!(page.items.len(), 2);
+            assert_eq!(page.items.len(), shown);
         }
     }
     let mut conn = pool.get().await.unwrap();
@@ -656,7 +663,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
     .await
     .unwrap();
     let texts: Vec<&str> = uses.iter().map(|used| used.statement.as_str()).collect();
-    assert_eq!(uses.len(), 5, "one statement per shape: {texts:#?}");
+    assert_eq!(uses.len(), 6, "one statement per shape: {texts:#?}");
     let settled = |used: &PlanUse, runs: i64| {
         assert!(
             used.generic_plans >= runs && used.custom_plans <= 10 - runs,
@@ -666,18 +673,27 @@ async fn first_list_pages_settle_on_a_generic_plan() {
             used.statement
         );
     };
-    let (named, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = uses
+    let (walks, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = uses
         .iter()
+        .partition(|used| used.statement.contains("ILIKE (SELECT $"));
+    let (named, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = rest
+        .into_iter()
         .partition(|used| used.statement.contains("ILIKE"));
     let (by_ids, rest): (Vec<&PlanUse>, Vec<&PlanUse>) = rest
         .into_iter()
-        .partition(|used| used.statement.contains("d.id = ANY($1)"));
+        .partition(|used| used.statement.contains("d.id = ANY((SELECT $1"));
     let (signed_in, anonymous): (Vec<&PlanUse>, Vec<&PlanUse>) = rest
         .into_iter()
         .partition(|used| used.statement.starts_with("WITH page AS"));
     assert_eq!(
-        (named.len(), by_ids.len(), signed_in.len(), anonymous.len()),
-        (1, 1, 1, 2),
+        (
+            walks.len(),
+            named.len(),
+            by_ids.len(),
+            signed_in.len(),
+            anonymous.len()
+        ),
+        (1, 1, 1, 1, 2),
         "{texts:#?}"
     );
     for page in anonymous {
@@ -696,7 +712,17 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         signed_in[0].statement
     );
     settled(signed_in[0], 4);
-    // The ids of a name-filtered page: planned each run for its pattern, limit bound.
+    // Ten walks for "deck" that fill their page, and one for "deck 1" that comes up short: the
+    // next nine of those go straight to the planned statements.
+    let walk = walks[0];
+    assert_eq!(
+        walk.generic_plans + walk.custom_plans,
+        11,
+        "{}",
+        walk.statement
+    );
+    settled(walk, 5);
+    // The ids of a rare pattern's page: planned each run for its pattern, limit bound.
     assert!(
         named[0].statement.starts_with("SELECT d.id FROM"),
         "{}",
@@ -707,7 +733,65 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         "{}",
         named[0].statement
     );
+    assert_eq!(named[0].custom_plans, 10, "{}", named[0].statement);
     settled(by_ids[0], 4);
+}
+
+/// A name-filtered page whose matches lie beyond the decks its walk reads
+/// ([`deckhand_postgres`]'s `NAME_WALK`, 2,000) is found by the planned statements: the walk
+/// never cuts a page short.
+#[tokio::test]
+async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list() {
+    use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
+
+    let db = TestDb::new().await;
+    let repos = db.repositories();
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    let template = deckhand_testkit::fixtures::deck(&alice, "template");
+    repos.decks.insert(&template).await.unwrap();
+    // 2,075 copies of the template, each edited a second after the one before: the 5 oldest
+    // and the 20 newest are needles, the 2,050 between them are not.
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    conn.batch_execute(
+        "INSERT INTO decks SELECT (jsonb_populate_record(NULL::decks, to_jsonb(t) || \
+         jsonb_build_object('id', gen_random_uuid(), 'name', CASE WHEN n <= 5 THEN 'old needle ' \
+         WHEN n > 2055 THEN 'new needle ' ELSE 'hay ' END || n, 'updated_at', \
+         t.updated_at + n * interval '1 second'))).* \
+         FROM decks t, generate_series(1, 2075) AS n WHERE t.name = 'template'; \
+         INSERT INTO deck_stats (deck_id, game) SELECT id, game FROM decks \
+         WHERE name <> 'template'",
+    )
+    .await
+    .unwrap();
+    let page = |page| DeckQuery {
+        game: "mtg".into(),
+        filters: DeckFilters {
+            name_contains: Some("NEEDLE".into()),
+            ..DeckFilters::default()
+        },
+        viewer: None,
+        sort: DeckSort::EditedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page, limit: 20 },
+    };
+    let names = |listed: &[deckhand_domain::decks::DeckListing]| {
+        listed
+            .iter()
+            .map(|deck| deck.name.clone())
+            .collect::<Vec<_>>()
+    };
+    let first = repos.decks.list(&page(1)).await.unwrap();
+    let newest: Vec<String> = (2056..=2075)
+        .rev()
+        .map(|n| format!("new needle {n}"))
+        .collect();
+    assert_eq!(names(&first.items), newest);
+    assert_eq!((first.total, first.total_exact), (25, true));
+    let second = repos.decks.list(&page(2)).await.unwrap();
+    let oldest: Vec<String> = (1..=5).rev().map(|n| format!("old needle {n}")).collect();
+    assert_eq!(names(&second.items), oldest);
+    assert_eq!((second.total, second.total_exact), (25, true));
 }
 
 /// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL

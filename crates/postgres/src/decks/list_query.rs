@@ -262,11 +262,51 @@ pub(super) fn first_page_sql(
     format!("{select} WHERE {where_clause}{stats_game} ORDER BY {order} {window}")
 }
 
+/// How many decks of a date-sorted list a name-filtered page walks, in the list's order, looking
+/// for its matches before it hands over to statements planned for the pattern.
+pub(super) const NAME_WALK: u32 = 2_000;
+
+/// The date a sort orders by, for the sorts whose index also holds each deck's name.
+fn walked_date(sort: DeckSort) -> Option<&'static str> {
+    match sort {
+        DeckSort::CreatedAt => Some("d.created_at"),
+        DeckSort::EditedAt => Some("d.updated_at"),
+        DeckSort::Views | DeckSort::Likes | DeckSort::Trending => None,
+    }
+}
+
+/// A name-filtered page of a date sort as one statement on a generic plan: it walks the first
+/// [`NAME_WALK`] decks of the list (`where_clause` without the name) in order, an index-only
+/// scan of the date index, which holds the names, and keeps those whose name matches the
+/// pattern bound at `pattern`. The pattern is read through a scalar subquery, so no plan sees
+/// it: every plan of this statement is the same walk, and PostgreSQL keeps a generic one instead
+/// of planning each run for the pattern (0.12 ms, more than the walk takes). A page the walk
+/// fills is the page; one it leaves short may have matches further down the list, which
+/// [`page_ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names.
+pub(super) fn walked_page_sql(
+    query: &DeckQuery,
+    select: &str,
+    where_clause: &str,
+    pattern: &str,
+    window: &str,
+) -> Option<String> {
+    let date = walked_date(query.sort)?;
+    let order = order_by(query.sort, query.order);
+    Some(format!(
+        "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, {date} FROM decks d \
+         WHERE {where_clause} ORDER BY {order} LIMIT {NAME_WALK}) AS d \
+         WHERE d.name ILIKE (SELECT {pattern}::text) ORDER BY {order} {window}) \
+         {select} JOIN page ON page.id = d.id ORDER BY {order}"
+    ))
+}
+
 /// `select` of the decks whose ids are `$1`, in the page's order: the second half of
-/// [`page_sql`] on its own, for pages whose ids are picked by a statement of their own.
+/// [`page_sql`] on its own, for pages whose ids are picked by a statement of their own. The ids
+/// are read through a scalar subquery, so no plan sees how many there are: a page of one or two
+/// ids planned cheaper than the generic plan, and PostgreSQL then planned it on every run.
 pub(super) fn rows_by_ids_sql(query: &DeckQuery, select: &str) -> String {
     let order = order_by(query.sort, query.order);
-    format!("{select} WHERE d.id = ANY($1) ORDER BY {order}")
+    format!("{select} WHERE d.id = ANY((SELECT $1::uuid[])::uuid[]) ORDER BY {order}")
 }
 
 #[cfg(test)]
