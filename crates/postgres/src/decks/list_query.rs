@@ -282,7 +282,8 @@ fn walked_date(sort: DeckSort) -> Option<&'static str> {
 /// it: every plan of this statement is the same walk, and PostgreSQL keeps a generic one instead
 /// of planning each run for the pattern (0.12 ms, more than the walk takes). A page the walk
 /// fills is the page; one it leaves short may have matches further down the list, which
-/// [`page_ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names.
+/// [`page_ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names, and
+/// for a page that ends past the walked head, which no walk could fill.
 pub(super) fn walked_page_sql(
     query: &DeckQuery,
     select: &str,
@@ -291,6 +292,9 @@ pub(super) fn walked_page_sql(
     window: &str,
 ) -> Option<String> {
     let date = walked_date(query.sort)?;
+    if query.page.offset() + query.page.limit > NAME_WALK {
+        return None;
+    }
     let order = order_by(query.sort, query.order);
     Some(format!(
         "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, {date} FROM decks d \
@@ -316,6 +320,27 @@ mod tests {
     #[test]
     fn like_patterns_take_wildcards_literally() {
         assert_eq!(contains_pattern("50%_off\\"), "%50\\%\\_off\\\\%");
+    }
+
+    #[test]
+    fn only_date_sorted_pages_within_the_walked_head_are_walked() {
+        let walked = |sort, page, limit| {
+            let query = DeckQuery {
+                game: "mtg".into(),
+                viewer: None,
+                filters: deckhand_domain::decks::DeckFilters::default(),
+                sort,
+                order: SortOrder::Desc,
+                page: PageRequest { page, limit },
+            };
+            walked_page_sql(&query, "SELECT d.id FROM decks d", "true", "$1", "LIMIT 1").is_some()
+        };
+        assert!(walked(DeckSort::EditedAt, 1, 20));
+        assert!(walked(DeckSort::CreatedAt, 20, 100));
+        assert!(!walked(DeckSort::CreatedAt, 21, 100));
+        for counter in [DeckSort::Views, DeckSort::Likes, DeckSort::Trending] {
+            assert!(!walked(counter, 1, 20));
+        }
     }
 
     #[test]
