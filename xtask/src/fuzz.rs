@@ -150,7 +150,6 @@ fn schemathesis(root: &Path, target: &Path) -> Result<PathBuf> {
     Ok(st)
 }
 
-/// A loopback address with a port free right now.
 /// Every scope the server knows, from its OAuth metadata, space-separated.
 fn every_scope(address: &str) -> Result<String> {
     let (status, body) = get(address, "/.well-known/oauth-authorization-server")?;

@@ -12,7 +12,6 @@ use anyhow::{Context as _, Result, bail};
 use crate::display;
 use crate::pg::{self, Cluster};
 
-/// Waits until the server answers `/healthz` at `address`, failing if it stops first.
 /// A local address no server listens on now: a port the system hands out, so a server left
 /// running by an earlier run can never answer for the one being started.
 pub fn free_address() -> Result<String> {
@@ -20,6 +19,7 @@ pub fn free_address() -> Result<String> {
     Ok(listener.local_addr()?.to_string())
 }
 
+/// Waits until the server answers `/healthz` at `address`, failing if it stops first.
 pub fn wait_for_health(server: &mut Child, address: &str) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
