@@ -1,10 +1,10 @@
 //! Decks over PostgreSQL. A deck is read by one statement (`DECK_SELECT`, joined to its author
-//! and counters) and decoded straight from its json columns into the storage types of `stored.rs`; lists
-//! read only the columns a list shows (`LISTING_SELECT`, never the card lines), built by
-//! `list_query.rs`. A save locks and reads the deck in one statement and rewrites only the
-//! columns that changed, so an unchanged card list keeps its stored (TOASTed) value, and its
-//! history record then names the record holding that list (`cards_from`) instead of storing it
-//! again (`VERSION_SELECT` joins it back).
+//! and counters) and decoded straight from its json columns into the storage types of
+//! `stored.rs`; lists read only the columns a list shows (`LISTING_SELECT`, never the card
+//! lines), built by `list_query.rs`. A save locks and reads the deck in one statement and
+//! rewrites only the columns that changed, so an unchanged card list keeps its stored (TOASTed)
+//! value, and its history record then names the record holding that list (`cards_from`)
+//! instead of storing it again (`VERSION_SELECT` joins it back).
 
 pub(crate) mod list_query;
 mod stored;
@@ -18,9 +18,8 @@ use deckhand_domain::decks::ports::{
     ViewCount,
 };
 use deckhand_domain::decks::{
-    Author, ContentType, Deck, DeckContent, DeckFilters, DeckGuide, DeckId, DeckListing,
-    DeckOverview, DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance,
-    Visibility,
+    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
+    DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -33,8 +32,8 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use self::list_query::{
-    Conditions, contains_pattern, count_sql, first_page_sql, list_conditions, page_ids_sql,
-    page_sql, page_window, rows_by_ids_sql, walked_page_sql,
+    Conditions, conditions_but_name, contains_pattern, count_sql, first_page_sql, list_conditions,
+    page_ids_sql, page_sql, page_window, rows_by_ids_sql, walked_page_sql,
 };
 use self::stored::{
     Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
@@ -742,13 +741,13 @@ async fn page_rows(
     game: &str,
     short_walks: &ShortWalks,
 ) -> QueryResult<Vec<ListingRow>> {
+    if let Some(rows) = walked_page(conn, query, short_walks).await? {
+        return Ok(rows);
+    }
     let mut page_conditions = conditions.clone();
     let window = page_window(&mut page_conditions, query.page);
     let where_clause = conditions.sql();
     if conditions.plan_each_run() {
-        if let Some(rows) = walked_page(conn, query, short_walks).await? {
-            return Ok(rows);
-        }
         let ids: Vec<IdRow> = page_conditions
             .statement(page_ids_sql(query, game, &where_clause, &window))
             .load(conn)
@@ -781,7 +780,8 @@ const SHORT_WALK_TTL: StdDuration = StdDuration::from_secs(60);
 
 /// A name-filtered page of a date sort when the first decks of the list hold all of it
 /// ([`walked_page_sql`], [`list_query::NAME_WALK`] of them): one statement on a generic plan.
-/// `None` when they do not (remembered in `short_walks`), or for a counter sort.
+/// `None` when they do not (remembered in `short_walks`), for a counter sort, or without a
+/// name filter.
 async fn walked_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
@@ -790,14 +790,7 @@ async fn walked_page(
     let Some(needle) = query.filters.name_contains.as_deref() else {
         return Ok(None);
     };
-    let unnamed = DeckQuery {
-        filters: DeckFilters {
-            name_contains: None,
-            ..query.filters.clone()
-        },
-        ..query.clone()
-    };
-    let (mut conditions, _) = list_conditions(&unnamed);
+    let (mut conditions, _) = conditions_but_name(query);
     let where_clause = conditions.sql();
     let pattern = conditions.param(Bind::Text(contains_pattern(needle)));
     let window = page_window(&mut conditions, query.page);

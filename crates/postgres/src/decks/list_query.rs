@@ -135,6 +135,14 @@ pub(crate) fn contains_pattern(value: &str) -> String {
 /// Which decks match `query`, whatever the sort and page, and the game as SQL (see
 /// [`Conditions::game`]), which the counter sorts repeat on `s.game`.
 pub(super) fn list_conditions(query: &DeckQuery) -> (Conditions, String) {
+    let (mut conditions, game) = conditions_but_name(query);
+    conditions.contains("d.name", query.filters.name_contains.as_deref());
+    (conditions, game)
+}
+
+/// [`list_conditions`] without the name filter, which a walked page applies apart
+/// ([`walked_page_sql`]).
+pub(super) fn conditions_but_name(query: &DeckQuery) -> (Conditions, String) {
     let mut conditions = Conditions::default();
     // Only `d.` columns: the count and the date sorts read `decks` alone.
     let game = conditions.game(&query.game);
@@ -175,7 +183,6 @@ pub(super) fn list_conditions(query: &DeckQuery) -> (Conditions, String) {
         }
     }
     conditions.present("d.youtube_url", filters.has_video);
-    conditions.contains("d.name", filters.name_contains.as_deref());
     (conditions, game)
 }
 
