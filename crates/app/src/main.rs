@@ -1,3 +1,6 @@
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[actix_web::main]
 async fn main() -> std::process::ExitCode {
     let cli = deckhand::cli::Cli::parse_from_args(std::env::args_os())
