@@ -4,7 +4,8 @@
 //! lines), built by `list_query.rs`. A save locks and reads the deck in one statement and
 //! rewrites only the columns that changed, so an unchanged card list keeps its stored (TOASTed)
 //! value, and its history record then names the record holding that list (`cards_from`)
-//! instead of storing it again (`VERSION_SELECT` joins it back).
+//! instead of storing it again (`VERSION_SELECT` joins it back). Its transaction costs two
+//! round trips: `BEGIN` is sent with the locking read, `COMMIT` with the writes.
 
 pub(crate) mod list_query;
 mod stored;
@@ -40,7 +41,7 @@ use self::stored::{
     stored_cards, stored_choices,
 };
 use crate::error;
-use crate::pool::{Pool, checkout};
+use crate::pool::{PipelinedTransaction, Pool, checkout};
 use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
 
@@ -378,11 +379,19 @@ async fn load_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option
 }
 
 /// The deck, read and locked against other saves in one statement ([`DECK_LOCK`]).
-async fn lock_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option<LockedDeckRow>> {
+async fn lock_deck(mut conn: &AsyncPgConnection, id: Uuid) -> QueryResult<Option<LockedDeckRow>> {
     Statement::new(DECK_LOCK, vec![Bind::Uuid(id)])
-        .get_result(conn)
+        .get_result(&mut conn)
         .await
         .optional()
+}
+
+/// `BEGIN`, `COMMIT` or `ROLLBACK`, prepared once per connection like any [`Statement`].
+async fn transaction_control(mut conn: &AsyncPgConnection, sql: &'static str) -> QueryResult<()> {
+    Statement::new(sql, Vec::new())
+        .execute(&mut conn)
+        .await
+        .map(drop)
 }
 
 /// A history record: the content as saved, its card list left out when `cards_from` names
@@ -581,29 +590,58 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
         .map(drop)
 }
 
-/// Writes `revision` as the version after `current`, whose card list record `cards_record`
-/// holds (two statements: the changed columns, then the history record), and returns the deck
-/// as saved.
-async fn write_revision(
-    conn: &mut AsyncPgConnection,
-    current: Deck,
-    cards_record: Option<i32>,
-    revision: Revision,
-) -> QueryResult<Deck> {
+/// Saves the revision `reviser` makes of deck `id` in a transaction of two round trips:
+/// `BEGIN` is sent with the locking read, then the changed columns, the history record and
+/// `COMMIT` together (pipelined: PostgreSQL runs them in the order sent, and `COMMIT` after a
+/// failed statement rolls back). A deck that is missing, corrupt or refused is rolled back.
+async fn save_revision(
+    transaction: &mut PipelinedTransaction,
+    id: Uuid,
+    reviser: Reviser,
+) -> Result<Deck, ReviseFailure> {
+    let conn = transaction.connection();
+    let (begun, locked) = futures_util::join!(
+        transaction_control(conn, "BEGIN"),
+        // The row lock serialises saves of one deck: the version read here is the one this
+        // transaction bumps.
+        lock_deck(conn, id)
+    );
+    begun?;
+    let decided = locked.map_err(ReviseFailure::Database).and_then(|locked| {
+        let locked = locked.ok_or(ReviseFailure::NotFound)?;
+        let current = locked.deck.into_domain().map_err(ReviseFailure::Corrupt)?;
+        let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
+        Ok((current, locked.cards_record, revision))
+    });
+    let (current, cards_record, revision) = match decided {
+        Ok(decided) => decided,
+        Err(failure) => {
+            transaction_control(conn, "ROLLBACK").await?;
+            transaction.end();
+            return Err(failure);
+        }
+    };
+
     let changes = DeckChangeset::new(&current, &revision);
     let next = changes.version;
     // A card list the save kept stays where it is: in the deck row and in its holder record.
     let cards_from = cards_record.filter(|_| changes.cards.is_none());
-    diesel::update(decks::table.find(current.id.0))
-        .set(&changes)
-        .execute(conn)
-        .await?;
-    diesel::insert_into(deck_versions::table)
-        .values(HistoryRecord::revised(
-            current.id, next, &revision, cards_from,
-        ))
-        .execute(conn)
-        .await?;
+    let record = HistoryRecord::revised(current.id, next, &revision, cards_from);
+    let (updated, recorded, committed) = futures_util::join!(
+        diesel::update(decks::table.find(id))
+            .set(&changes)
+            .execute(&mut &*conn),
+        diesel::insert_into(deck_versions::table)
+            .values(record)
+            .execute(&mut &*conn),
+        transaction_control(conn, "COMMIT"),
+    );
+    if committed.is_ok() {
+        transaction.end();
+    }
+    updated?;
+    recorded?;
+    committed?;
     Ok(Deck {
         content: revision.content,
         summary: revision.summary,
@@ -615,7 +653,7 @@ async fn write_revision(
     })
 }
 
-/// What can end a revise transaction (rolling it back).
+/// What can end a save (rolling it back).
 enum ReviseFailure {
     Database(diesel::result::Error),
     NotFound,
@@ -902,20 +940,8 @@ impl DeckRepository for PgDeckRepository {
 
     #[tracing::instrument(level = "debug", skip(self, reviser))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
-        let mut conn = checkout(&self.pool).await?;
-        let outcome = conn
-            .transaction::<_, ReviseFailure, _>(async move |conn| {
-                // The row lock serialises saves of one deck: the version read here is the one
-                // this transaction bumps.
-                let locked = lock_deck(conn, id.0)
-                    .await?
-                    .ok_or(ReviseFailure::NotFound)?;
-                let current = locked.deck.into_domain().map_err(ReviseFailure::Corrupt)?;
-                let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
-                Ok(write_revision(conn, current, locked.cards_record, revision).await?)
-            })
-            .await;
-        match outcome {
+        let mut transaction = PipelinedTransaction::on(checkout(&self.pool).await?);
+        match save_revision(&mut transaction, id.0, reviser).await {
             Ok(deck) => {
                 self.forget_counts();
                 Ok(deck)

@@ -63,6 +63,48 @@ fn establish(database_url: &str) -> SetupFuture<'_> {
     })
 }
 
+/// A connection carrying a transaction that statements of its own open and end (`BEGIN` sent
+/// in one flight with the first statement, `COMMIT` with the last: `decks::revise`), unseen by
+/// diesel's transaction manager. Until [`Self::end`] records that the transaction is over, a
+/// dropped guard (a request dropped midway, its client gone) closes the connection instead of
+/// returning it to the pool, so PostgreSQL rolls the transaction back and frees its locks.
+pub(crate) struct PipelinedTransaction {
+    conn: Option<Object<AsyncPgConnection>>,
+    ended: bool,
+}
+
+impl PipelinedTransaction {
+    /// Guards `conn`, on which the caller is about to send `BEGIN`.
+    pub(crate) fn on(conn: Object<AsyncPgConnection>) -> Self {
+        Self {
+            conn: Some(conn),
+            ended: false,
+        }
+    }
+
+    /// The connection, shared so that statements can be sent together (pipelined).
+    pub(crate) fn connection(&self) -> &AsyncPgConnection {
+        let Some(conn) = &self.conn else {
+            unreachable!("only dropping the guard takes its connection")
+        };
+        conn
+    }
+
+    /// Records that the transaction is over (`COMMIT` or `ROLLBACK` answered), so the
+    /// connection can go back to the pool.
+    pub(crate) fn end(&mut self) {
+        self.ended = true;
+    }
+}
+
+impl Drop for PipelinedTransaction {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take().filter(|_| !self.ended) {
+            drop(Object::take(conn));
+        }
+    }
+}
+
 /// A connection from `pool`; an error carrying `StoreUnavailable` when none can be had.
 pub(crate) async fn checkout(pool: &Pool) -> anyhow::Result<Object<AsyncPgConnection>> {
     pool.get().await.map_err(error::pool)

@@ -6,14 +6,15 @@
 
 use std::time::{Duration, Instant};
 
-use deckhand_domain::decks::DeckId;
+use deckhand_domain::decks::ports::{Reviser, Revision};
+use deckhand_domain::decks::{Deck, DeckId, HistoryType};
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::UserId;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use deckhand_domain::ports::Repositories;
 use deckhand_postgres::{MIGRATIONS, pending_migrations, run_migrations};
 use deckhand_testkit::db::{TestDb, database_url};
-use deckhand_testkit::fixtures::{pat_for, user};
+use deckhand_testkit::fixtures::{deck, pat_for, user};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, RunQueryDsl as _};
@@ -361,6 +362,54 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     );
     run_migrations(db.url()).await.unwrap();
     assert_eq!(repos.decks.versions(deck).await.unwrap(), saved);
+}
+
+/// A save dropped while it waits for its deck's lock (its client hung up) leaves no transaction
+/// behind: its connection is closed rather than returned to the pool idle in a transaction,
+/// where it would take the lock once free and hold it until the connection's next use.
+#[tokio::test]
+async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() {
+    let db = TestDb::new().await;
+    let repos = db.repositories();
+    let owner = user("alice");
+    repos.users.insert(&owner).await.unwrap();
+    let created = repos.decks.insert(&deck(&owner, "Held")).await.unwrap();
+    let lock = format!(
+        "SELECT 1 FROM decks WHERE id = '{}' FOR UPDATE",
+        created.id.0
+    );
+    let mut holder = AsyncPgConnection::establish(db.url()).await.unwrap();
+    holder
+        .batch_execute(&format!("BEGIN; {lock}"))
+        .await
+        .unwrap();
+
+    let rename: Reviser = Box::new(|current: &Deck| {
+        let mut content = current.content.clone();
+        content.name = "Dropped".to_owned();
+        Ok(Revision {
+            content,
+            summary: current.summary.clone(),
+            provenance: current.provenance.clone(),
+            is_archived: current.is_archived,
+            history_type: HistoryType::Update,
+            at: current.updated_at + time::Duration::seconds(1),
+        })
+    });
+    let save = repos.decks.revise(created.id, rename);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), save)
+            .await
+            .is_err()
+    );
+    holder.batch_execute("COMMIT").await.unwrap();
+
+    holder
+        .batch_execute(&format!("SET lock_timeout = '5s'; BEGIN; {lock}; COMMIT"))
+        .await
+        .expect("the dropped save's connection holds the deck's lock");
+    let stored = repos.decks.find(created.id).await.unwrap().unwrap();
+    assert_eq!((stored.version, stored.content.name.as_str()), (1, "Held"));
 }
 
 /// Whichever schema the next test gets, recycled or new, it is as the migrations left it: the

@@ -142,9 +142,11 @@ impl Drop for TestDb {
 }
 
 /// Drops `schema` from a thread with a runtime of its own: Drop cannot await, and may run
-/// inside the test's runtime, which cannot be blocked on.
+/// inside the test's runtime, which cannot be blocked on. A lock timeout bounds the wait: a
+/// failed test may have left a transaction open on a connection its runtime no longer drives,
+/// and the drop would wait for its locks for ever.
 fn drop_schema(schema: &str) {
-    let statement = format!("DROP SCHEMA {schema} CASCADE");
+    let statement = format!("SET lock_timeout = '10s'; DROP SCHEMA {schema} CASCADE");
     let dropped = std::thread::spawn(move || -> anyhow::Result<()> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
