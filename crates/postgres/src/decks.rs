@@ -594,6 +594,10 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
 /// `BEGIN` is sent with the locking read, then the changed columns, the history record and
 /// `COMMIT` together (pipelined: PostgreSQL runs them in the order sent, and `COMMIT` after a
 /// failed statement rolls back). A deck that is missing, corrupt or refused is rolled back.
+///
+/// The order sent is the order written: `join!` first polls its futures in turn, and each
+/// sends its statement on its first poll, behind diesel-async's statement cache, a first-come
+/// lock that a statement still being prepared holds until it is sent.
 async fn save_revision(
     transaction: &mut PipelinedTransaction,
     id: Uuid,

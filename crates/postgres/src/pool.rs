@@ -64,10 +64,11 @@ fn establish(database_url: &str) -> SetupFuture<'_> {
 }
 
 /// A connection carrying a transaction that statements of its own open and end (`BEGIN` sent
-/// in one flight with the first statement, `COMMIT` with the last: `decks::revise`), unseen by
-/// diesel's transaction manager. Until [`Self::end`] records that the transaction is over, a
-/// dropped guard (a request dropped midway, its client gone) closes the connection instead of
-/// returning it to the pool, so PostgreSQL rolls the transaction back and frees its locks.
+/// in one flight with the first statement, `COMMIT` with the last: `decks::save_revision`),
+/// unseen by diesel's transaction manager. Until [`Self::end`] records that the transaction is
+/// over, a dropped guard (a request dropped midway, its client gone) closes the connection
+/// instead of returning it to the pool, so PostgreSQL rolls the transaction back and frees its
+/// locks.
 pub(crate) struct PipelinedTransaction {
     conn: Option<Object<AsyncPgConnection>>,
     ended: bool,
