@@ -11,9 +11,9 @@ use deckhand_domain::decks::ports::{
     InsertDeckError, ReviseDeckError, Reviser, Revision, RevisionRefused, ViewCount,
 };
 use deckhand_domain::decks::{
-    CardSnapshot, ContentType, Deck, DeckCard, DeckContent, DeckFilters, DeckGuide, DeckId,
-    DeckListing, DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder,
-    Visibility, trending,
+    CardSnapshot, ContentType, Deck, DeckCard, DeckFilters, DeckGuide, DeckId, DeckListing,
+    DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility,
+    trending,
 };
 use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim, KeyRecord};
 use deckhand_domain::idempotency::{self, Fingerprint, IdempotencyKey, StoredResponse};
@@ -43,7 +43,9 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use crate::db::TestDb;
-use crate::fixtures::{api_key_for, deck, now, partner_for, pat_for, printing, user, username};
+use crate::fixtures::{
+    api_key_for, deck, now, partner_for, pat_for, printing, revision_of, update_to, user, username,
+};
 use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
 
 /// What the suite runs against: a store that stays alive while a test uses its repositories.
@@ -682,32 +684,6 @@ pub async fn a_catalog_needs_a_known_game(repos: &Repositories) -> Outcome {
 }
 
 // Decks.
-
-/// `deck` saved with `content` as `history_type` at `at`, the rest as it was.
-fn revision_of(
-    deck: &Deck,
-    content: DeckContent,
-    history_type: HistoryType,
-    at: time::OffsetDateTime,
-) -> Revision {
-    Revision {
-        content,
-        summary: deck.summary.clone(),
-        provenance: deck.provenance.clone(),
-        is_archived: deck.is_archived,
-        history_type,
-        at,
-    }
-}
-
-fn update_to(name: &str, at: time::OffsetDateTime) -> Reviser {
-    let name = name.to_owned();
-    Box::new(move |deck: &Deck| {
-        let mut content = deck.content.clone();
-        content.name = name;
-        Ok(revision_of(deck, content, HistoryType::Update, at))
-    })
-}
 
 fn archive(at: time::OffsetDateTime) -> Reviser {
     Box::new(move |deck: &Deck| {

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use deckhand_auth::TokenHash;
 use deckhand_domain::catalog::{CatalogEntry, Preference, Printing};
+use deckhand_domain::decks::ports::{Reviser, Revision};
+use deckhand_domain::decks::{Deck, DeckContent, HistoryType};
 use deckhand_domain::identity::{
     ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, PatId, PersonalAccessToken, Scope, Scopes,
     Tier, User, UserId, Username,
@@ -102,6 +104,34 @@ pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck 
         created_at: now(),
     }
 }
+
+/// `deck` saved with `content` as `history_type` at `at`, the rest as it was.
+pub fn revision_of(
+    deck: &Deck,
+    content: DeckContent,
+    history_type: HistoryType,
+    at: time::OffsetDateTime,
+) -> Revision {
+    Revision {
+        content,
+        summary: deck.summary.clone(),
+        provenance: deck.provenance.clone(),
+        is_archived: deck.is_archived,
+        history_type,
+        at,
+    }
+}
+
+/// A save that renames the deck, as an update at `at`.
+pub fn update_to(name: &str, at: time::OffsetDateTime) -> Reviser {
+    let name = name.to_owned();
+    Box::new(move |deck: &Deck| {
+        let mut content = deck.content.clone();
+        content.name = name;
+        Ok(revision_of(deck, content, HistoryType::Update, at))
+    })
+}
+
 /// An active partner of `owner` with `decks:read`, every game, the `partner` tier, and a
 /// sealed secret of plausible shape (the stores never open it).
 pub fn partner_for(owner: &User, slug: &str) -> Partner {

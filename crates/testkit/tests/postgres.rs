@@ -6,15 +6,14 @@
 
 use std::time::{Duration, Instant};
 
-use deckhand_domain::decks::ports::{Reviser, Revision};
-use deckhand_domain::decks::{Deck, DeckId, HistoryType};
+use deckhand_domain::decks::DeckId;
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::UserId;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use deckhand_domain::ports::Repositories;
 use deckhand_postgres::{MIGRATIONS, pending_migrations, run_migrations};
 use deckhand_testkit::db::{TestDb, database_url};
-use deckhand_testkit::fixtures::{deck, pat_for, user};
+use deckhand_testkit::fixtures::{deck, now, pat_for, update_to, user};
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Text};
 use diesel::{QueryableByName, RunQueryDsl as _};
@@ -384,19 +383,7 @@ async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() 
         .await
         .unwrap();
 
-    let rename: Reviser = Box::new(|current: &Deck| {
-        let mut content = current.content.clone();
-        content.name = "Dropped".to_owned();
-        Ok(Revision {
-            content,
-            summary: current.summary.clone(),
-            provenance: current.provenance.clone(),
-            is_archived: current.is_archived,
-            history_type: HistoryType::Update,
-            at: current.updated_at + time::Duration::seconds(1),
-        })
-    });
-    let save = repos.decks.revise(created.id, rename);
+    let save = repos.decks.revise(created.id, update_to("Dropped", now()));
     assert!(
         tokio::time::timeout(Duration::from_millis(500), save)
             .await
@@ -797,7 +784,7 @@ async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list()
     let repos = db.repositories();
     let alice = user("alice");
     repos.users.insert(&alice).await.unwrap();
-    let template = deckhand_testkit::fixtures::deck(&alice, "template");
+    let template = deck(&alice, "template");
     repos.decks.insert(&template).await.unwrap();
     // 2,075 copies of the template, each edited a second after the one before: the 5 oldest
     // and the 20 newest are needles, the 2,050 between them are not.
