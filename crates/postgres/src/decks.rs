@@ -843,7 +843,7 @@ async fn walked_page(
     if short_walks.contains_key(&walk) {
         return Ok(None);
     }
-    let rows: Vec<ListingRow> = walk.clone().load(conn).await?;
+    let rows: Vec<ListingRow> = (&walk).load(conn).await?;
     if rows.len() == query.page.limit as usize {
         return Ok(Some(rows));
     }
