@@ -45,6 +45,9 @@ async fn the_user_probe_reports_a_pat_user_on_postgres() {
 async fn a_deactivated_users_pat_is_refused_on_postgres() {
     let app = TestApp::postgres().await;
     let (user_id, token) = app.user_with_token("bob", "decks:read").await;
+    // Used first, as a client would before its user is deactivated.
+    let (status, _, _) = send(app.client.get(app.api("/_probe/user")).bearer_auth(&token)).await;
+    assert_eq!(status, StatusCode::OK);
     let deactivated = app
         .admin(&["user", "deactivate", "--user", "bob"])
         .await

@@ -15,6 +15,7 @@ mod error;
 mod health;
 mod idempotency;
 mod likes;
+mod listener;
 mod migrations;
 mod oauth;
 mod partners;
@@ -40,9 +41,16 @@ pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
 
 /// Every repository over one pool.
 pub fn repositories(pool: Pool) -> Repositories {
+    let pat_cache = pats::PatCache::new(pool.clone());
     Repositories {
-        users: Arc::new(users::PgUserRepository { pool: pool.clone() }),
-        pats: Arc::new(pats::PgPatRepository { pool: pool.clone() }),
+        users: Arc::new(users::PgUserRepository {
+            pool: pool.clone(),
+            pats: pat_cache.clone(),
+        }),
+        pats: Arc::new(pats::PgPatRepository {
+            pool: pool.clone(),
+            cache: pat_cache,
+        }),
         decks: Arc::new(decks::PgDeckRepository::new(pool.clone())),
         sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
         catalog: Arc::new(catalog::PgCatalog::new(pool.clone())),

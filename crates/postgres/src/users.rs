@@ -1,5 +1,7 @@
 //! Users over PostgreSQL.
 
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_domain::identity::ports::{InsertUserError, UserRepository};
@@ -9,6 +11,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use crate::pats::PatCache;
 use crate::pool::{Pool, checkout};
 use crate::{error, schema::users};
 
@@ -106,6 +109,8 @@ async fn set_user_active(
 
 pub(crate) struct PgUserRepository {
     pub(crate) pool: Pool,
+    /// Dropped when a user changes here, so a deactivation stops the user's PATs at once.
+    pub(crate) pats: Arc<PatCache>,
 }
 
 #[async_trait]
@@ -145,6 +150,7 @@ impl UserRepository for PgUserRepository {
             .await
             .map_err(error::query)
             .context("setting whether a user is active")?;
+        self.pats.forget();
         row.map(UserRow::into_domain).transpose()
     }
 }

@@ -6,10 +6,11 @@
 
 use std::time::{Duration, Instant};
 
+use deckhand_auth::TokenHash;
 use deckhand_domain::decks::DeckId;
 use deckhand_domain::error::is_store_unavailable;
-use deckhand_domain::identity::UserId;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
+use deckhand_domain::identity::{PersonalAccessToken, User, UserId};
 use deckhand_domain::ports::Repositories;
 use deckhand_postgres::{MIGRATIONS, pending_migrations, run_migrations};
 use deckhand_testkit::db::{TestDb, database_url};
@@ -317,8 +318,9 @@ const HISTORY_CARD_LISTS: &str = "SELECT v.version_number || ' ' || (SELECT \
      AS value FROM deck_versions v ORDER BY v.version_number";
 
 /// A save that keeps the card list stores none (migration `2026-11-25-000300`): its record
-/// names the one that holds the list. Reverting the migration (after the one that made deck
-/// content `json`, `2026-11-25-000400`) gives every record its list back, and migrating again
+/// names the one that holds the list. Reverting the migration (after those that came later:
+/// deck content as `json`, `2026-11-25-000400`, and the credentials' notifications,
+/// `2026-11-25-000500`) gives every record its list back, and migrating again
 /// reads every version back as it was.
 #[tokio::test]
 async fn a_save_that_keeps_the_cards_stores_them_once() {
@@ -350,8 +352,11 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
         let reverted =
-            [(); 2].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
-        assert_eq!(reverted, ["20261125000400", "20261125000300"]);
+            [(); 3].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+        assert_eq!(
+            reverted,
+            ["20261125000500", "20261125000400", "20261125000300"]
+        );
     })
     .await
     .unwrap();
@@ -946,4 +951,132 @@ async fn resolution_statements_keep_index_plans_when_prepared() {
         .unwrap();
         assert!(generic.count >= 1, "{name} never ran its generic plan");
     }
+}
+
+/// A schema with alice and her PAT, its repositories, and a connection of the test's own.
+async fn alices_pat() -> (TestDb, Repositories, PersonalAccessToken, AsyncPgConnection) {
+    let db = TestDb::new().await;
+    let repos = db.repositories();
+    let owner = user("alice");
+    repos.users.insert(&owner).await.unwrap();
+    let pat = pat_for(&owner);
+    repos.pats.insert(&pat).await.unwrap();
+    let other = AsyncPgConnection::establish(db.url()).await.unwrap();
+    (db, repos, pat, other)
+}
+
+/// Proves that `repos` answers `token`'s lookup from its copy: a change made with the triggers
+/// switched off (unseen by any listener) is not seen. Undoes the change before it returns,
+/// leaving the copy holding the token. The copy is kept only once the listener has connected
+/// (and another test's change to its own users drops it), so it tries for a few seconds.
+async fn assert_kept_in_process(
+    repos: &Repositories,
+    other: &mut AsyncPgConnection,
+    hash: &TokenHash,
+) {
+    let hidden = |sql: &str| {
+        format!(
+            "SET session_replication_role = replica; {sql}; SET session_replication_role = origin"
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (pat, _) = repos.pats.find_by_hash(hash).await.unwrap().unwrap();
+        assert_eq!(pat.revoked_at, None);
+        other
+            .batch_execute(&hidden(
+                "UPDATE personal_access_tokens SET revoked_at = now()",
+            ))
+            .await
+            .unwrap();
+        let (seen, _) = repos.pats.find_by_hash(hash).await.unwrap().unwrap();
+        if seen.revoked_at.is_none() {
+            other
+                .batch_execute(&hidden(
+                    "UPDATE personal_access_tokens SET revoked_at = NULL",
+                ))
+                .await
+                .unwrap();
+            return;
+        }
+        // Read from the database, and maybe kept: undone where the listener hears it.
+        other
+            .batch_execute("UPDATE personal_access_tokens SET revoked_at = NULL")
+            .await
+            .unwrap();
+        eventually_found(repos, hash, |pat, _| pat.revoked_at.is_none()).await;
+        assert!(
+            Instant::now() < deadline,
+            "the token was never kept in process"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Looks `hash` up until `done` holds of what is found, for at most 5 s.
+async fn eventually_found(
+    repos: &Repositories,
+    hash: &TokenHash,
+    done: impl Fn(&PersonalAccessToken, &User) -> bool,
+) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (pat, user) = repos.pats.find_by_hash(hash).await.unwrap().unwrap();
+        if done(&pat, &user) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the change never reached the lookup: {pat:?} {user:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// A PAT lookup is answered in process once made, and any committed change to tokens or users,
+/// by another instance, the admin CLI or plain SQL, reaches it through the
+/// `deckhand_credentials` notification: a revoked token or a deactivated user stops working.
+#[tokio::test]
+async fn a_kept_pat_follows_changes_made_anywhere() {
+    let (_db, repos, pat, mut other) = alices_pat().await;
+
+    assert_kept_in_process(&repos, &mut other, &pat.token_hash).await;
+    other
+        .batch_execute("UPDATE personal_access_tokens SET revoked_at = now()")
+        .await
+        .unwrap();
+    eventually_found(&repos, &pat.token_hash, |pat, _| pat.revoked_at.is_some()).await;
+
+    other
+        .batch_execute("UPDATE personal_access_tokens SET revoked_at = NULL")
+        .await
+        .unwrap();
+    eventually_found(&repos, &pat.token_hash, |pat, _| pat.revoked_at.is_none()).await;
+    assert_kept_in_process(&repos, &mut other, &pat.token_hash).await;
+    other
+        .batch_execute("UPDATE users SET active = false")
+        .await
+        .unwrap();
+    eventually_found(&repos, &pat.token_hash, |_, user| !user.active).await;
+}
+
+/// A user deactivated through this instance is seen by its very next lookup.
+#[tokio::test]
+async fn a_user_deactivated_here_drops_the_kept_pats_at_once() {
+    let (_db, repos, pat, mut other) = alices_pat().await;
+    // Only this instance's own drop can reach the next lookup in time.
+    other
+        .batch_execute("ALTER TABLE users DISABLE TRIGGER users_changed")
+        .await
+        .unwrap();
+    assert_kept_in_process(&repos, &mut other, &pat.token_hash).await;
+
+    repos.users.set_active(pat.user_id, false).await.unwrap();
+    let (_, found) = repos
+        .pats
+        .find_by_hash(&pat.token_hash)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!found.active);
 }

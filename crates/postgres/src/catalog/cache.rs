@@ -17,26 +17,22 @@
 //! printings, read and indexed in about half a second), one load at a time.
 
 use std::collections::HashMap;
-use std::pin::pin;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogIndex, Format, Game};
 use diesel::prelude::*;
-use diesel_async::pooled_connection::deadpool::Object;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use futures_util::StreamExt as _;
+use diesel_async::RunQueryDsl;
 
 use super::{FormatRow, load_games, load_index};
 use crate::error;
+use crate::listener::{self, Invalidate};
 use crate::pool::{POOL_TIMEOUT, Pool, checkout};
 use crate::schema::formats;
 
 /// The channel the triggers notify.
 const CHANNEL: &str = "deckhand_catalog";
-/// How long the listener waits before connecting again after losing its connection.
-const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 
 /// Every game with its sections, and every game's formats, as one consistent copy.
 #[derive(Debug)]
@@ -77,7 +73,7 @@ impl CatalogCache {
 
     fn start_listening(self: &Arc<Self>) {
         self.listener.get_or_init(|| {
-            tokio::spawn(listen(Arc::downgrade(self), self.pool.clone()));
+            listener::spawn(CHANNEL, Arc::downgrade(self), self.pool.clone());
         });
     }
 
@@ -182,17 +178,19 @@ impl CatalogCache {
         Ok(Snapshot { games, formats })
     }
 
-    fn invalidate(&self, listening: bool) {
-        let mut state = self.lock();
-        state.clear();
-        state.listening = listening;
-    }
-
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // The state is always consistent between statements, so a poisoned lock is usable.
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Invalidate for CatalogCache {
+    fn invalidate(&self, listening: bool) {
+        let mut state = self.lock();
+        state.clear();
+        state.listening = listening;
     }
 }
 
@@ -210,45 +208,4 @@ enum Lookup {
     Settled(Option<Arc<CatalogIndex>>),
     /// Load it, keeping it if nothing changed since `generation`.
     Load { generation: u64 },
-}
-
-/// Listens for changes for as long as the cache lives, reconnecting after failures.
-async fn listen(cache: Weak<CatalogCache>, pool: Pool) {
-    loop {
-        let outcome = listen_once(&cache, &pool).await;
-        let Some(live) = cache.upgrade() else { return };
-        live.invalidate(false);
-        drop(live);
-        if let Err(error) = outcome {
-            tracing::warn!(error = %format!("{error:#}"), "catalog change listener lost; games are read uncached until it reconnects");
-        }
-        tokio::time::sleep(RECONNECT_DELAY).await;
-    }
-}
-
-/// One listening connection, until it fails or the cache is gone.
-async fn listen_once(cache: &Weak<CatalogCache>, pool: &Pool) -> anyhow::Result<()> {
-    // Taken out of the pool for good: it stays busy listening.
-    let mut conn: AsyncPgConnection = Object::take(checkout(pool).await?);
-    diesel::sql_query(format!("LISTEN {CHANNEL}"))
-        .execute(&mut conn)
-        .await
-        .map_err(error::query)
-        .context("listening for catalog changes")?;
-    // From here on every change is heard; anything cached before may be stale.
-    match cache.upgrade() {
-        Some(live) => live.invalidate(true),
-        None => return Ok(()),
-    }
-    let mut notifications = pin!(conn.notifications_stream());
-    while let Some(notification) = notifications.next().await {
-        notification
-            .map_err(error::query)
-            .context("receiving catalog changes")?;
-        match cache.upgrade() {
-            Some(live) => live.invalidate(true),
-            None => return Ok(()),
-        }
-    }
-    Ok(())
 }

@@ -1,5 +1,9 @@
 //! Personal access tokens over PostgreSQL.
 
+mod cache;
+
+use std::sync::Arc;
+
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
@@ -15,6 +19,9 @@ use crate::pool::{Pool, checkout};
 use crate::schema::{personal_access_tokens as pats, users};
 use crate::scopes::stored_scopes;
 use crate::users::UserRow;
+
+use cache::Cached;
+pub(crate) use cache::PatCache;
 
 #[derive(Debug, Queryable, Selectable)]
 #[diesel(table_name = pats, check_for_backend(diesel::pg::Pg))]
@@ -99,6 +106,7 @@ async fn find_pat_by_hash(
 
 pub(crate) struct PgPatRepository {
     pub(crate) pool: Pool,
+    pub(crate) cache: Arc<PatCache>,
 }
 
 #[async_trait]
@@ -114,13 +122,21 @@ impl PatRepository for PgPatRepository {
         &self,
         hash: &TokenHash,
     ) -> anyhow::Result<Option<(PersonalAccessToken, User)>> {
+        let generation = match self.cache.lookup(hash) {
+            Cached::Found(found) => return Ok(Some(Arc::unwrap_or_clone(found))),
+            Cached::Unknown { generation } => generation,
+        };
         let mut conn = checkout(&self.pool).await?;
-        let found = find_pat_by_hash(&mut conn, hash)
+        let row = find_pat_by_hash(&mut conn, hash)
             .await
             .map_err(error::query)
             .context("finding a personal access token by hash")?;
-        found
-            .map(|(pat, user)| Ok((pat.into_domain()?, user.into_domain()?)))
-            .transpose()
+        drop(conn);
+        let Some((pat, user)) = row else {
+            return Ok(None);
+        };
+        let found = (pat.into_domain()?, user.into_domain()?);
+        self.cache.keep(hash, &found, generation);
+        Ok(Some(found))
     }
 }

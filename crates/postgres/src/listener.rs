@@ -1,0 +1,74 @@
+//! One connection per copy held in process, LISTENing on the channel its tables' triggers
+//! notify, so that every instance drops its copy when a change commits. Whenever the connection
+//! is down (at start, after PostgreSQL restarts) the copy is told so, and serves nothing: a
+//! missed notification can never leave a stale copy in use.
+
+use std::pin::pin;
+use std::sync::Weak;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use diesel_async::pooled_connection::deadpool::Object;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::StreamExt as _;
+
+use crate::error;
+use crate::pool::{Pool, checkout};
+
+/// How long the listener waits before connecting again after losing its connection.
+const RECONNECT_DELAY: Duration = Duration::from_secs(1);
+
+/// A copy of some tables, held in process and kept fresh by a listener.
+pub(crate) trait Invalidate: Send + Sync + 'static {
+    /// Drops every copy; `listening` says whether copies made from now on can be trusted.
+    fn invalidate(&self, listening: bool);
+}
+
+/// Listens on `channel` for `copy` for as long as it lives, reconnecting after failures.
+pub(crate) fn spawn<T: Invalidate>(channel: &'static str, copy: Weak<T>, pool: Pool) {
+    tokio::spawn(listen(channel, copy, pool));
+}
+
+async fn listen<T: Invalidate>(channel: &'static str, copy: Weak<T>, pool: Pool) {
+    loop {
+        let outcome = listen_once(channel, &copy, &pool).await;
+        let Some(live) = copy.upgrade() else { return };
+        live.invalidate(false);
+        drop(live);
+        if let Err(error) = outcome {
+            tracing::warn!(error = %format!("{error:#}"), channel, "change listener lost; what it keeps fresh is read from the database until it reconnects");
+        }
+        tokio::time::sleep(RECONNECT_DELAY).await;
+    }
+}
+
+/// One listening connection, until it fails or the copy is gone.
+async fn listen_once<T: Invalidate>(
+    channel: &'static str,
+    copy: &Weak<T>,
+    pool: &Pool,
+) -> anyhow::Result<()> {
+    // Taken out of the pool for good: it stays busy listening.
+    let mut conn: AsyncPgConnection = Object::take(checkout(pool).await?);
+    diesel::sql_query(format!("LISTEN {channel}"))
+        .execute(&mut conn)
+        .await
+        .map_err(error::query)
+        .with_context(|| format!("listening on {channel}"))?;
+    // From here on every change is heard; anything copied before may be stale.
+    match copy.upgrade() {
+        Some(live) => live.invalidate(true),
+        None => return Ok(()),
+    }
+    let mut notifications = pin!(conn.notifications_stream());
+    while let Some(notification) = notifications.next().await {
+        notification
+            .map_err(error::query)
+            .with_context(|| format!("receiving changes on {channel}"))?;
+        match copy.upgrade() {
+            Some(live) => live.invalidate(true),
+            None => return Ok(()),
+        }
+    }
+    Ok(())
+}
