@@ -94,12 +94,18 @@ struct Terminated {
     count: i64,
 }
 
-#[tokio::test]
-async fn the_pool_recovers_when_the_server_drops_its_connections() {
+/// A schema of its own with the user alice in it, and its repositories.
+async fn schema_with_alice() -> (TestDb, Repositories, User) {
     let db = TestDb::new().await;
     let repos = db.repositories();
     let alice = user("alice");
     repos.users.insert(&alice).await.unwrap();
+    (db, repos, alice)
+}
+
+#[tokio::test]
+async fn the_pool_recovers_when_the_server_drops_its_connections() {
+    let (db, repos, alice) = schema_with_alice().await;
 
     // What a PostgreSQL restart does to the pool's idle connections. The timeout makes
     // pg_terminate_backend wait until they are gone.
@@ -373,10 +379,7 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
 /// where it would take the lock once free and hold it until the connection's next use.
 #[tokio::test]
 async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() {
-    let db = TestDb::new().await;
-    let repos = db.repositories();
-    let owner = user("alice");
-    repos.users.insert(&owner).await.unwrap();
+    let (db, repos, owner) = schema_with_alice().await;
     let created = repos.decks.insert(&deck(&owner, "Held")).await.unwrap();
     let lock = format!(
         "SELECT 1 FROM decks WHERE id = '{}' FOR UPDATE",
@@ -785,10 +788,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
 async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list() {
     use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
 
-    let db = TestDb::new().await;
-    let repos = db.repositories();
-    let alice = user("alice");
-    repos.users.insert(&alice).await.unwrap();
+    let (db, repos, alice) = schema_with_alice().await;
     let template = deck(&alice, "template");
     repos.decks.insert(&template).await.unwrap();
     // 2,075 copies of the template, each edited a second after the one before: the 5 oldest
@@ -955,10 +955,7 @@ async fn resolution_statements_keep_index_plans_when_prepared() {
 
 /// A schema with alice and her PAT, its repositories, and a connection of the test's own.
 async fn alices_pat() -> (TestDb, Repositories, PersonalAccessToken, AsyncPgConnection) {
-    let db = TestDb::new().await;
-    let repos = db.repositories();
-    let owner = user("alice");
-    repos.users.insert(&owner).await.unwrap();
+    let (db, repos, owner) = schema_with_alice().await;
     let pat = pat_for(&owner);
     repos.pats.insert(&pat).await.unwrap();
     let other = AsyncPgConnection::establish(db.url()).await.unwrap();
