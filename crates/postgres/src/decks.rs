@@ -1,11 +1,11 @@
 //! Decks over PostgreSQL. A deck is read by one statement (`DECK_SELECT`, joined to its author
 //! and counters) and decoded straight from its json columns into the storage types of
 //! `stored.rs`; lists read only the columns a list shows (`LISTING_SELECT`, never the card
-//! lines), built by `list_query.rs`. A save locks and reads the deck in one statement and
-//! rewrites only the columns that changed, so an unchanged card list keeps its stored (TOASTed)
-//! value, and its history record then names the record holding that list (`cards_from`)
-//! instead of storing it again (`VERSION_SELECT` joins it back). Its transaction costs two
-//! round trips: `BEGIN` is sent with the locking read, `COMMIT` with the writes.
+//! lines), built by `list_query.rs`. A save reads the deck, then rewrites only the columns that
+//! changed and adds its history record in one statement that applies only if no other save came
+//! between (else it saves again under the deck's row lock). An unchanged card list keeps its
+//! stored (TOASTed) value, and the history record then names the record holding that list
+//! (`cards_from`) instead of storing it again (`VERSION_SELECT` joins it back).
 
 pub(crate) mod list_query;
 mod stored;
@@ -25,9 +25,11 @@ use deckhand_domain::decks::{
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
 use diesel::prelude::*;
+use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{
     Bool, Int4, Int8, Json as SqlJson, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
+use diesel_async::pooled_connection::deadpool::Object;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -74,17 +76,27 @@ macro_rules! deck_columns {
 
 const DECK_SELECT: &str = concat!("SELECT ", deck_columns!(), " ", deck_joins!());
 
-/// A deck about to be saved, locked against other saves (its counters and author are read,
-/// not locked), with the number of the history record that holds its current card list (a
-/// [`LockedDeckRow`]).
-const DECK_LOCK: &str = concat!(
-    "SELECT ",
-    deck_columns!(),
-    ", (SELECT coalesce(v.cards_from, v.version_number) FROM deck_versions v \
-        WHERE v.deck_id = d.id AND v.version_number = d.version) AS cards_record ",
-    deck_joins!(),
-    " WHERE d.id = $1 FOR UPDATE OF d"
-);
+/// A deck about to be saved, with the number of the history record that holds its current
+/// card list (a [`DeckToSaveRow`]).
+macro_rules! deck_to_save {
+    () => {
+        concat!(
+            "SELECT ",
+            deck_columns!(),
+            ", (SELECT coalesce(v.cards_from, v.version_number) FROM deck_versions v \
+                WHERE v.deck_id = d.id AND v.version_number = d.version) AS cards_record ",
+            deck_joins!(),
+            " WHERE d.id = $1"
+        )
+    };
+}
+
+/// [`deck_to_save!`], read as it is: a save that does not wait on other saves.
+const DECK_TO_SAVE: &str = deck_to_save!();
+
+/// [`deck_to_save!`], locked against other saves (its counters and author are read, not
+/// locked).
+const DECK_LOCK: &str = concat!(deck_to_save!(), " FOR UPDATE OF d");
 
 /// A deck's history records, each with the card list of the record it shares it with
 /// (`cards_from`); a [`VersionRow`] each.
@@ -312,7 +324,7 @@ impl OverviewRow {
 }
 
 #[derive(Debug, QueryableByName)]
-struct LockedDeckRow {
+struct DeckToSaveRow {
     #[diesel(embed)]
     deck: DeckRow,
     /// The history record that holds the deck's card list; `None` if its newest record is
@@ -378,9 +390,13 @@ async fn load_deck(conn: &mut AsyncPgConnection, id: Uuid) -> QueryResult<Option
     .optional()
 }
 
-/// The deck, read and locked against other saves in one statement ([`DECK_LOCK`]).
-async fn lock_deck(mut conn: &AsyncPgConnection, id: Uuid) -> QueryResult<Option<LockedDeckRow>> {
-    Statement::new(DECK_LOCK, vec![Bind::Uuid(id)])
+/// The deck a save starts from, by `sql`: [`DECK_TO_SAVE`] or [`DECK_LOCK`].
+async fn read_to_save(
+    mut conn: &AsyncPgConnection,
+    sql: &'static str,
+    id: Uuid,
+) -> QueryResult<Option<DeckToSaveRow>> {
+    Statement::new(sql, vec![Bind::Uuid(id)])
         .get_result(&mut conn)
         .await
         .optional()
@@ -590,71 +606,177 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
         .map(drop)
 }
 
+/// Saves the revision `reviser` makes of deck `id`, optimistically first: most saves meet no
+/// other save of their deck, so the deck is read without a lock or a transaction and the
+/// writes are one statement ([`SaveStatement`]) that applies only while the deck is still at
+/// the version read and not locked by anyone. That is two statements and two round trips.
+///
+/// When another save came between, or holds the deck, the save is decided again on the deck as
+/// it is now, in a transaction that holds its row lock ([`save_locked`]), so nothing can come
+/// between again and no save is lost.
+async fn save_revision(
+    conn: Object<AsyncPgConnection>,
+    id: Uuid,
+    reviser: &Reviser,
+) -> Result<Deck, ReviseFailure> {
+    let read = read_to_save(&conn, DECK_TO_SAVE, id).await?;
+    let plan = SavePlan::decide(read, reviser)?;
+    if plan.write(&conn).await? {
+        return Ok(plan.saved());
+    }
+    save_locked(&mut PipelinedTransaction::on(conn), id, reviser).await
+}
+
 /// Saves the revision `reviser` makes of deck `id` in a transaction of two round trips:
-/// `BEGIN` is sent with the locking read, then the changed columns, the history record and
-/// `COMMIT` together (pipelined: PostgreSQL runs them in the order sent, and `COMMIT` after a
-/// failed statement rolls back). A deck that is missing, corrupt or refused is rolled back.
+/// `BEGIN` is sent with the locking read, then the writes and `COMMIT` together (pipelined:
+/// PostgreSQL runs them in the order sent, and `COMMIT` after a failed statement rolls back).
+/// A deck that is missing, corrupt or refused is rolled back.
 ///
 /// The order sent is the order written: `join!` first polls its futures in turn, and each
 /// sends its statement on its first poll, behind diesel-async's statement cache, a first-come
 /// lock that a statement still being prepared holds until it is sent.
-async fn save_revision(
+async fn save_locked(
     transaction: &mut PipelinedTransaction,
     id: Uuid,
-    reviser: Reviser,
+    reviser: &Reviser,
 ) -> Result<Deck, ReviseFailure> {
     let conn = transaction.connection();
     let (begun, locked) = futures_util::join!(
         transaction_control(conn, "BEGIN"),
         // The row lock serialises saves of one deck: the version read here is the one this
         // transaction bumps.
-        lock_deck(conn, id)
+        read_to_save(conn, DECK_LOCK, id)
     );
     begun?;
-    let decided = locked.map_err(ReviseFailure::Database).and_then(|locked| {
-        let locked = locked.ok_or(ReviseFailure::NotFound)?;
-        let current = locked.deck.into_domain().map_err(ReviseFailure::Corrupt)?;
-        let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
-        Ok((current, locked.cards_record, revision))
-    });
-    let (current, cards_record, revision) = match decided {
-        Ok(decided) => decided,
+    let plan = match locked
+        .map_err(ReviseFailure::Database)
+        .and_then(|read| SavePlan::decide(read, reviser))
+    {
+        Ok(plan) => plan,
         Err(failure) => {
             transaction_control(conn, "ROLLBACK").await?;
             transaction.end();
             return Err(failure);
         }
     };
-
-    let changes = DeckChangeset::new(&current, &revision);
-    let next = changes.version;
-    // A card list the save kept stays where it is: in the deck row and in its holder record.
-    let cards_from = cards_record.filter(|_| changes.cards.is_none());
-    let record = HistoryRecord::revised(current.id, next, &revision, cards_from);
-    let (updated, recorded, committed) = futures_util::join!(
-        diesel::update(decks::table.find(id))
-            .set(&changes)
-            .execute(&mut &*conn),
-        diesel::insert_into(deck_versions::table)
-            .values(record)
-            .execute(&mut &*conn),
-        transaction_control(conn, "COMMIT"),
-    );
+    let (written, committed) =
+        futures_util::join!(plan.write(conn), transaction_control(conn, "COMMIT"));
     if committed.is_ok() {
         transaction.end();
     }
-    updated?;
-    recorded?;
+    let written = written?;
     committed?;
-    Ok(Deck {
-        content: revision.content,
-        summary: revision.summary,
-        provenance: revision.provenance,
-        is_archived: revision.is_archived,
-        version: next,
-        updated_at: revision.at,
-        ..current
-    })
+    if !written {
+        return Err(ReviseFailure::Corrupt(anyhow::anyhow!(
+            "deck {id} was not saved under its own row lock"
+        )));
+    }
+    Ok(plan.saved())
+}
+
+/// A save decided: the deck as read, the record holding its card list, and its revision.
+struct SavePlan {
+    current: Deck,
+    cards_record: Option<i32>,
+    revision: Revision,
+}
+
+impl SavePlan {
+    /// What `reviser` makes of the deck `read` found (none: it is missing).
+    fn decide(read: Option<DeckToSaveRow>, reviser: &Reviser) -> Result<Self, ReviseFailure> {
+        let read = read.ok_or(ReviseFailure::NotFound)?;
+        let current = read.deck.into_domain().map_err(ReviseFailure::Corrupt)?;
+        let revision = reviser(&current).map_err(ReviseFailure::Refused)?;
+        Ok(Self {
+            current,
+            cards_record: read.cards_record,
+            revision,
+        })
+    }
+
+    /// Writes the changed columns and the history record, unless the deck moved on from the
+    /// version read or another save holds it; whether it wrote.
+    async fn write(&self, mut conn: &AsyncPgConnection) -> QueryResult<bool> {
+        let changes = DeckChangeset::new(&self.current, &self.revision);
+        // A card list the save kept stays where it is: in the deck row and in its holder record.
+        let cards_from = self.cards_record.filter(|_| changes.cards.is_none());
+        let record =
+            HistoryRecord::revised(self.current.id, changes.version, &self.revision, cards_from);
+        let written = SaveStatement {
+            id: self.current.id.0,
+            read_version: self.current.version,
+            changes: changes.as_changeset(),
+            record,
+        }
+        .execute(&mut conn)
+        .await?;
+        Ok(written == 1)
+    }
+
+    /// The deck as saved.
+    fn saved(self) -> Deck {
+        let Self {
+            current, revision, ..
+        } = self;
+        Deck {
+            content: revision.content,
+            summary: revision.summary,
+            provenance: revision.provenance,
+            is_archived: revision.is_archived,
+            version: current.version + 1,
+            updated_at: revision.at,
+            ..current
+        }
+    }
+}
+
+/// A save's writes in one statement: the deck's changed columns (`changes`) and its history
+/// `record`, both only if the deck is still at `read_version` and no other transaction holds
+/// it (`SKIP LOCKED`: a save never waits outside [`save_locked`], whose transaction a dropped
+/// request rolls back). Its row count, 0 or 1, says whether it wrote.
+struct SaveStatement<C> {
+    id: Uuid,
+    read_version: i32,
+    changes: C,
+    record: HistoryRecord,
+}
+
+impl<C: QueryFragment<Pg>> QueryFragment<Pg> for SaveStatement<C> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH target AS (SELECT id FROM decks WHERE id = ");
+        out.push_bind_param::<SqlUuid, _>(&self.id)?;
+        out.push_sql(" AND version = ");
+        out.push_bind_param::<Int4, _>(&self.read_version)?;
+        out.push_sql(" FOR UPDATE SKIP LOCKED), saved AS (UPDATE decks SET ");
+        self.changes.walk_ast(out.reborrow())?;
+        out.push_sql(
+            " FROM target WHERE decks.id = target.id RETURNING decks.id) \
+             INSERT INTO deck_versions (deck_id, version_number, history_type, restored_from, \
+             content, cards_from, summary, edited_at) SELECT saved.id, ",
+        );
+        let record = &self.record;
+        out.push_bind_param::<Int4, _>(&record.version_number)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(record.history_type)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Int4>, _>(&record.restored_from)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SqlJson, _>(&record.content)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Nullable<Int4>, _>(&record.cards_from)?;
+        out.push_sql(", ");
+        out.push_bind_param::<SqlJson, _>(&record.summary)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Timestamptz, _>(&record.edited_at)?;
+        out.push_sql(" FROM saved");
+        Ok(())
+    }
+}
+
+impl<C> QueryId for SaveStatement<C> {
+    type QueryId = ();
+    // Cached by its SQL text, which depends on the columns changed.
+    const HAS_STATIC_QUERY_ID: bool = false;
 }
 
 /// What can end a save (rolling it back).
@@ -944,8 +1066,8 @@ impl DeckRepository for PgDeckRepository {
 
     #[tracing::instrument(level = "debug", skip(self, reviser))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
-        let mut transaction = PipelinedTransaction::on(checkout(&self.pool).await?);
-        match save_revision(&mut transaction, id.0, reviser).await {
+        let conn = checkout(&self.pool).await?;
+        match save_revision(conn, id.0, &reviser).await {
             Ok(deck) => {
                 self.forget_counts();
                 Ok(deck)

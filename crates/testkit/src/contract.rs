@@ -863,9 +863,9 @@ fn save(notes: &str, cards: Option<Vec<DeckCard>>, history_type: HistoryType) ->
     let notes = notes.to_owned();
     Box::new(move |deck: &Deck| {
         let mut content = deck.content.clone();
-        content.notes = notes;
-        if let Some(cards) = cards {
-            content.cards = cards;
+        content.notes.clone_from(&notes);
+        if let Some(cards) = &cards {
+            content.cards.clone_from(cards);
         }
         let at = deck.updated_at + time::Duration::seconds(1);
         Ok(revision_of(deck, content, history_type, at))

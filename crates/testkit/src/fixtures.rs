@@ -127,7 +127,7 @@ pub fn update_to(name: &str, at: time::OffsetDateTime) -> Reviser {
     let name = name.to_owned();
     Box::new(move |deck: &Deck| {
         let mut content = deck.content.clone();
-        content.name = name;
+        content.name.clone_from(&name);
         Ok(revision_of(deck, content, HistoryType::Update, at))
     })
 }

@@ -4,10 +4,12 @@
 // Tests may unwrap: a failure is a failed test, and the workspace lint is for service code.
 #![allow(clippy::unwrap_used)]
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deckhand_auth::TokenHash;
-use deckhand_domain::decks::DeckId;
+use deckhand_domain::decks::ports::Reviser;
+use deckhand_domain::decks::{Deck, DeckId};
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use deckhand_domain::identity::{PersonalAccessToken, User, UserId};
@@ -377,6 +379,69 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
 /// A save dropped while it waits for its deck's lock (its client hung up) leaves no transaction
 /// behind: its connection is closed rather than returned to the pool idle in a transaction,
 /// where it would take the lock once free and hold it until the connection's next use.
+/// A save whose deck another save changed between its read and its write is decided again on
+/// the deck as it is now: both land, one version each, and neither is lost.
+#[tokio::test]
+async fn a_save_overtaken_between_its_read_and_its_write_decides_again_on_the_newer_deck() {
+    let (db, repos, owner) = schema_with_alice().await;
+    let created = repos.decks.insert(&deck(&owner, "First")).await.unwrap();
+    let id = created.id;
+    let url = db.url().to_owned();
+    // The other save, from a pool and a runtime of its own, while this save's reviser runs.
+    let overtake = move || {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let pool = deckhand_postgres::connect(&url, 1).await.unwrap();
+                let other = deckhand_postgres::repositories(pool);
+                other.decks.revise(id, update_to("Overtaking", now())).await
+            })
+        })
+        .join()
+        .unwrap()
+        .unwrap()
+    };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen_by_reviser = Arc::clone(&seen);
+    let rename = update_to("Mine", now());
+    let reviser: Reviser = Box::new(move |current: &Deck| {
+        let mut seen = seen_by_reviser.lock().unwrap();
+        seen.push((current.version, current.content.name.clone()));
+        if seen.len() == 1 {
+            assert_eq!(overtake().version, 2);
+        }
+        rename(current)
+    });
+
+    let saved = repos.decks.revise(id, reviser).await.unwrap();
+
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(1, "First".to_owned()), (2, "Overtaking".to_owned())]
+    );
+    assert_eq!((saved.version, saved.content.name.as_str()), (3, "Mine"));
+    let names: Vec<_> = repos
+        .decks
+        .versions(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|version| (version.version_number, version.content.name))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (1, "First".to_owned()),
+            (2, "Overtaking".to_owned()),
+            (3, "Mine".to_owned())
+        ]
+    );
+}
+
 #[tokio::test]
 async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() {
     let (db, repos, owner) = schema_with_alice().await;

@@ -82,9 +82,10 @@ pub enum RevisionRefused {
     PreconditionFailed { current_version: i32 },
 }
 
-/// Decides a deck's next state from its current one. Runs while the store holds the deck
-/// locked, so it must be pure: everything it needs is fetched before.
-pub type Reviser = Box<dyn FnOnce(&Deck) -> Result<Revision, RevisionRefused> + Send>;
+/// Decides a deck's next state from its current one. A store may run it more than once, on
+/// the deck as it is after another save came between (see `DeckRepository::revise`), so it
+/// must be pure: everything it needs is fetched before.
+pub type Reviser = Box<dyn Fn(&Deck) -> Result<Revision, RevisionRefused> + Send + Sync>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum InsertDeckError {
@@ -128,8 +129,10 @@ pub trait DeckRepository: Send + Sync {
     /// state; the service judges access.
     async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>>;
 
-    /// Locks the deck, asks `reviser` for the next state, and stores it as version + 1 with one
-    /// history record, in one transaction: concurrent saves serialise and none is lost.
+    /// Asks `reviser` for the deck's next state and stores it as version + 1 with one history
+    /// record, atomically: concurrent saves serialise and none is lost. A store that finds
+    /// another save came between its read and its write asks `reviser` again, on the newer
+    /// deck.
     /// `NotFound` when there is no such deck; `Refused` passes the reviser's refusal on.
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError>;
 

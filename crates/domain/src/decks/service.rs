@@ -206,7 +206,7 @@ impl DeckService {
         let reviser: Reviser = Box::new(move |deck: &Deck| {
             ensure_writable(deck, &game, writer, if_match)?;
             let mut content = deck.content.clone();
-            apply_content(&mut content, &checked, cards, featured);
+            apply_content(&mut content, &checked, cards.clone(), featured.clone());
             Ok(Revision {
                 summary: summarize(&game, &content),
                 content,
@@ -287,8 +287,8 @@ impl DeckService {
         let reviser: Reviser = Box::new(move |deck: &Deck| {
             ensure_writable(deck, &game, writer, if_match)?;
             Ok(Revision {
-                content: version.content,
-                summary: version.summary,
+                content: version.content.clone(),
+                summary: version.summary.clone(),
                 provenance: deck.provenance.clone(),
                 is_archived: deck.is_archived,
                 history_type: HistoryType::Rollback {
