@@ -360,10 +360,15 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
         let reverted =
-            [(); 3].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+            [(); 4].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
         assert_eq!(
             reverted,
-            ["20261125000500", "20261125000400", "20261125000300"]
+            [
+                "20261125000600",
+                "20261125000500",
+                "20261125000400",
+                "20261125000300"
+            ]
         );
     })
     .await
