@@ -46,6 +46,7 @@ use crate::error;
 use crate::pool::{PipelinedTransaction, Pool, checkout};
 use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
+use crate::usernames::Usernames;
 
 /// The joins every deck read goes through: its author and its counters.
 macro_rules! deck_joins {
@@ -54,10 +55,10 @@ macro_rules! deck_joins {
     };
 }
 
-/// The columns of a [`ListingRow`].
+/// The columns of a [`ListingRow`]: no username, which lists take from [`Usernames`].
 macro_rules! listing_columns {
     () => {
-        "d.id, d.game, d.owner_id, u.username, d.name, d.visibility, d.format_id, d.archetype, \
+        "d.id, d.game, d.owner_id, d.name, d.visibility, d.format_id, d.archetype, \
          d.youtube_url IS NOT NULL AS has_video, d.source_provider, d.summary, d.has_guide, \
          d.has_sideboard_guide, d.created_at, d.updated_at, s.pageviews, s.likes"
     };
@@ -106,15 +107,20 @@ const VERSION_SELECT: &str = "SELECT v.version_number, v.history_type, v.restore
      ON holder.deck_id = v.deck_id AND holder.version_number = v.cards_from \
      WHERE v.deck_id = $1";
 
-/// What a list shows: no card lines, notes or featured choices (`DeckListing`).
-const LISTING_SELECT: &str = concat!("SELECT ", listing_columns!(), " ", deck_joins!());
+/// What a list shows: no card lines, notes or featured choices (`DeckListing`), and its
+/// author's name only as an id, named from [`Usernames`].
+const LISTING_SELECT: &str = concat!(
+    "SELECT ",
+    listing_columns!(),
+    " FROM decks d JOIN deck_stats s ON s.deck_id = d.id"
+);
 
 /// What a detail shows unless it expands the cards (`DeckOverview`): the card lines, the
 /// bulk of a row, stay unread.
 const OVERVIEW_SELECT: &str = concat!(
     "SELECT ",
     listing_columns!(),
-    ", d.notes, d.source_external_id, d.source_external_url, d.version ",
+    ", u.username, d.notes, d.source_external_id, d.source_external_url, d.version ",
     deck_joins!()
 );
 
@@ -245,8 +251,6 @@ struct ListingRow {
     #[diesel(sql_type = SqlUuid)]
     owner_id: Uuid,
     #[diesel(sql_type = Text)]
-    username: String,
-    #[diesel(sql_type = Text)]
     name: String,
     #[diesel(sql_type = Text)]
     visibility: String,
@@ -275,9 +279,13 @@ struct ListingRow {
 }
 
 impl ListingRow {
-    fn into_domain(self) -> anyhow::Result<DeckListing> {
+    /// The listing, by `username` (its owner's).
+    fn into_domain(self, username: Username) -> anyhow::Result<DeckListing> {
         Ok(DeckListing {
-            author: author(self.id, self.owner_id, &self.username)?,
+            author: Author {
+                id: UserId(self.owner_id),
+                username,
+            },
             visibility: visibility(self.id, &self.visibility)?,
             id: DeckId(self.id),
             game: self.game,
@@ -302,6 +310,8 @@ struct OverviewRow {
     #[diesel(embed)]
     listing: ListingRow,
     #[diesel(sql_type = Text)]
+    username: String,
+    #[diesel(sql_type = Text)]
     notes: String,
     #[diesel(sql_type = Nullable<Text>)]
     source_external_id: Option<String>,
@@ -313,8 +323,9 @@ struct OverviewRow {
 
 impl OverviewRow {
     fn into_domain(self) -> anyhow::Result<DeckOverview> {
+        let owner = author(self.listing.id, self.listing.owner_id, &self.username)?;
         Ok(DeckOverview {
-            listing: self.listing.into_domain()?,
+            listing: self.listing.into_domain(owner.username)?,
             notes: self.notes,
             source_external_id: self.source_external_id,
             source_external_url: self.source_external_url,
@@ -981,6 +992,7 @@ pub(crate) struct PgDeckRepository {
     /// same missing count wait for one statement instead of each running it.
     counts: moka::future::Cache<Conditions, u64>,
     short_walks: ShortWalks,
+    usernames: Usernames,
 }
 
 impl PgDeckRepository {
@@ -995,6 +1007,7 @@ impl PgDeckRepository {
                 .max_capacity(COUNT_CAPACITY)
                 .time_to_live(SHORT_WALK_TTL)
                 .build(),
+            usernames: Usernames::new(),
         }
     }
 
@@ -1128,9 +1141,19 @@ impl DeckRepository for PgDeckRepository {
             .await
             .map_err(error::query)
             .context("listing decks")?;
+        let names = self
+            .usernames
+            .of(&mut conn, rows.iter().map(|row| row.owner_id))
+            .await?;
         let items: Vec<DeckListing> = rows
             .into_iter()
-            .map(ListingRow::into_domain)
+            .map(|row| {
+                let username = names
+                    .get(&row.owner_id)
+                    .cloned()
+                    .with_context(|| format!("deck {} has an owner without a user", row.id))?;
+                row.into_domain(username)
+            })
             .collect::<anyhow::Result<_>>()?;
         // Decks up to the end of this page; none when it is past the end.
         let shown = match items.len() {

@@ -26,6 +26,7 @@ mod schema;
 mod scopes;
 mod sideboards;
 mod statement;
+mod usernames;
 mod users;
 
 use std::sync::Arc;

@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use deckhand_auth::TokenHash;
 use deckhand_domain::decks::ports::Reviser;
-use deckhand_domain::decks::{Deck, DeckId};
+use deckhand_domain::decks::{
+    Deck, DeckFilters, DeckId, DeckListing, DeckQuery, DeckSort, Page, PageRequest, SortOrder,
+};
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
 use deckhand_domain::identity::{PersonalAccessToken, User, UserId};
@@ -360,10 +362,11 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
         let reverted =
-            [(); 4].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+            [(); 5].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
         assert_eq!(
             reverted,
             [
+                "20261125000700",
                 "20261125000600",
                 "20261125000500",
                 "20261125000400",
@@ -384,6 +387,63 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
 /// A save dropped while it waits for its deck's lock (its client hung up) leaves no transaction
 /// behind: its connection is closed rather than returned to the pool idle in a transaction,
 /// where it would take the lock once free and hold it until the connection's next use.
+/// Lists name their authors from a copy of the usernames kept in process: once read, a page of
+/// the same authors reads no user again. What makes that copy safe is that a username never
+/// changes, which the database refuses.
+#[tokio::test]
+async fn lists_name_their_authors_from_memory_and_a_username_never_changes() {
+    let (db, repos, alice) = schema_with_alice().await;
+    let bob = user("bob");
+    repos.users.insert(&bob).await.unwrap();
+    for (owner, name) in [
+        (&alice, "Alice's"),
+        (&bob, "Bob's"),
+        (&alice, "Alice's too"),
+    ] {
+        repos.decks.insert(&deck(owner, name)).await.unwrap();
+    }
+    let query = DeckQuery {
+        game: "mtg".into(),
+        viewer: None,
+        filters: DeckFilters::default(),
+        sort: DeckSort::CreatedAt,
+        order: SortOrder::Asc,
+        page: PageRequest { page: 1, limit: 20 },
+    };
+    let authors = |page: &Page<DeckListing>| -> Vec<(String, String)> {
+        page.items
+            .iter()
+            .map(|deck| (deck.name.clone(), deck.author.username.as_str().to_owned()))
+            .collect()
+    };
+    let expected = [
+        ("Alice's".to_owned(), "alice".to_owned()),
+        ("Bob's".to_owned(), "bob".to_owned()),
+        ("Alice's too".to_owned(), "alice".to_owned()),
+    ];
+    assert_eq!(authors(&repos.decks.list(&query).await.unwrap()), expected);
+
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    let renamed = conn
+        .batch_execute(&format!(
+            "UPDATE users SET username = 'mallory' WHERE id = '{}'",
+            bob.id.0
+        ))
+        .await
+        .unwrap_err();
+    assert!(renamed.to_string().contains("never changes"), "{renamed}");
+
+    // With the users table out of reach, the same page still names its authors.
+    conn.batch_execute("ALTER TABLE users RENAME TO users_away")
+        .await
+        .unwrap();
+    let listed = repos.decks.list(&query).await;
+    conn.batch_execute("ALTER TABLE users_away RENAME TO users")
+        .await
+        .unwrap();
+    assert_eq!(authors(&listed.unwrap()), expected);
+}
+
 /// A save whose deck another save changed between its read and its write is decided again on
 /// the deck as it is now: both land, one version each, and neither is lost.
 #[tokio::test]

@@ -1,0 +1,76 @@
+//! Deck owners' usernames, kept in process for lists. A page names up to 100 authors, and
+//! joining `users` for each of its rows was a fifth of what a page cost PostgreSQL
+//! (docs/benchmarks.md, "Eighth pass"). A username never changes (migration
+//! `2026-11-25-000700_usernames_never_change` refuses it), so a name once read stays right and
+//! this copy needs no invalidation.
+
+use std::collections::HashMap;
+
+use anyhow::Context as _;
+use deckhand_domain::identity::Username;
+use diesel::QueryableByName;
+use diesel::sql_types::{Text, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use uuid::Uuid;
+
+use crate::error;
+use crate::statement::{Bind, Statement};
+
+/// How many users' names are kept; the least recently used go first.
+const CAPACITY: u64 = 100_000;
+
+/// The usernames of users by id.
+pub(crate) struct Usernames(moka::sync::Cache<Uuid, Username>);
+
+#[derive(QueryableByName)]
+struct UsernameRow {
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    username: String,
+}
+
+impl Usernames {
+    pub(crate) fn new() -> Self {
+        Self(moka::sync::Cache::new(CAPACITY))
+    }
+
+    /// The usernames of `users`, read over `conn` (one statement) only for those not kept yet.
+    pub(crate) async fn of(
+        &self,
+        conn: &mut AsyncPgConnection,
+        users: impl IntoIterator<Item = Uuid>,
+    ) -> anyhow::Result<HashMap<Uuid, Username>> {
+        let mut names = HashMap::new();
+        let mut missing = Vec::new();
+        for user in users {
+            if names.contains_key(&user) || missing.contains(&user) {
+                continue;
+            }
+            match self.0.get(&user) {
+                Some(name) => {
+                    names.insert(user, name);
+                }
+                None => missing.push(user),
+            }
+        }
+        if missing.is_empty() {
+            return Ok(names);
+        }
+        let rows: Vec<UsernameRow> = Statement::new(
+            "SELECT id, username FROM users WHERE id = ANY($1)",
+            vec![Bind::Uuids(missing)],
+        )
+        .load(conn)
+        .await
+        .map_err(error::query)
+        .context("reading usernames")?;
+        for row in rows {
+            let name = Username::parse(&row.username)
+                .with_context(|| format!("user {} has an invalid username", row.id))?;
+            self.0.insert(row.id, name.clone());
+            names.insert(row.id, name);
+        }
+        Ok(names)
+    }
+}

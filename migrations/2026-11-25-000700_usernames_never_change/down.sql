@@ -1,0 +1,2 @@
+DROP TRIGGER users_username_never_changes ON users;
+DROP FUNCTION refuse_username_change();
