@@ -48,7 +48,8 @@ use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
 use crate::usernames::Usernames;
 
-/// The joins every deck read goes through: its author and its counters.
+/// The joins a single deck's reads go through: its author and its counters. Lists join only
+/// the counters and name authors from [`Usernames`].
 macro_rules! deck_joins {
     () => {
         "FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id"
