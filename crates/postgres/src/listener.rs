@@ -4,7 +4,7 @@
 //! missed notification can never leave a stale copy in use.
 
 use std::pin::pin;
-use std::sync::Weak;
+use std::sync::{Mutex, MutexGuard, PoisonError, Weak};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -22,6 +22,12 @@ const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 pub(crate) trait Invalidate: Send + Sync + 'static {
     /// Drops every copy; `listening` says whether copies made from now on can be trusted.
     fn invalidate(&self, listening: bool);
+}
+
+/// The state of a copy (its generation, whether it is listening, what it holds), locked. The
+/// state is consistent between statements, so a lock poisoned by a panic elsewhere is usable.
+pub(crate) fn lock_state<S>(state: &Mutex<S>) -> MutexGuard<'_, S> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Listens on `channel` for `copy` for as long as it lives, reconnecting after failures.

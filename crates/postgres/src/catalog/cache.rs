@@ -179,10 +179,7 @@ impl CatalogCache {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        // The state is always consistent between statements, so a poisoned lock is usable.
-        self.state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        listener::lock_state(&self.state)
     }
 }
 
