@@ -715,7 +715,6 @@ impl SavePlan {
         let record =
             HistoryRecord::revised(self.current.id, changes.version, &self.revision, cards_from);
         let written = SaveStatement {
-            id: self.current.id.0,
             read_version: self.current.version,
             changes: changes.as_changeset(),
             record,
@@ -743,11 +742,11 @@ impl SavePlan {
 }
 
 /// A save's writes in one statement: the deck's changed columns (`changes`) and its history
-/// `record`, both only if the deck is still at `read_version` and no other transaction holds
-/// it (`SKIP LOCKED`: a save never waits outside [`save_locked`], whose transaction a dropped
-/// request rolls back). Its row count, 0 or 1, says whether it wrote.
+/// `record` (whose `deck_id` names the deck), both only if the deck is still at `read_version`
+/// and no other transaction holds it (`SKIP LOCKED`: a save never waits outside
+/// [`save_locked`], whose transaction a dropped request rolls back). Its row count, 0 or 1,
+/// says whether it wrote.
 struct SaveStatement<C> {
-    id: Uuid,
     read_version: i32,
     changes: C,
     record: HistoryRecord,
@@ -756,7 +755,7 @@ struct SaveStatement<C> {
 impl<C: QueryFragment<Pg>> QueryFragment<Pg> for SaveStatement<C> {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
         out.push_sql("WITH target AS (SELECT id FROM decks WHERE id = ");
-        out.push_bind_param::<SqlUuid, _>(&self.id)?;
+        out.push_bind_param::<SqlUuid, _>(&self.record.deck_id)?;
         out.push_sql(" AND version = ");
         out.push_bind_param::<Int4, _>(&self.read_version)?;
         out.push_sql(" FOR UPDATE SKIP LOCKED), saved AS (UPDATE decks SET ");
