@@ -2,7 +2,7 @@
 //! both stores; the concurrent case and a replay from a second instance on PostgreSQL.
 
 use deckhand_domain::idempotency::{Fingerprint, IdempotencyKey};
-use deckhand_domain::identity::{Principal, Scopes, UserId};
+use deckhand_domain::identity::{Principal, Scopes, UserId, UserLookup};
 use deckhand_testkit::app::TestApp;
 use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode};
@@ -309,11 +309,9 @@ async fn a_repeat_while_the_first_runs_is_in_progress(app: TestApp) {
     // Hold the key as a first request still running would (claimed, not finished).
     let user = app
         .services
-        .repositories
-        .users
-        .find_by_id(UserId(alice_id.parse().unwrap()))
+        .identity
+        .find_user(&UserLookup::Id(UserId(alice_id.parse().unwrap())))
         .await
-        .unwrap()
         .unwrap();
     let principal = Principal::personal_access_token(&user, Scopes::parse_list(SCOPES).unwrap());
     let fingerprint = Fingerprint::of(

@@ -246,8 +246,9 @@ pub fn check_source(path: &str, text: &str) -> Vec<String> {
     problems
 }
 
-/// Crates whose top-level modules must import each other in one direction only.
-const ACYCLIC_CRATES: [&str; 1] = ["crates/http"];
+/// Where the crates' sources live: every crate's top-level modules must import each other in
+/// one direction only.
+const CRATE_ROOTS: [&str; 2] = ["crates/", "xtask"];
 
 /// Pairs of top-level modules of one crate that import each other, directly or through others,
 /// read from `crate::<module>` paths in code (comments are skipped). The crate root is left out:
@@ -291,12 +292,18 @@ pub fn check_module_cycles(sources: &[(String, String)]) -> Vec<String> {
 }
 
 /// `("crates/http", "handlers")` for `crates/http/src/handlers/decks/list.rs`; `None` for the
-/// crate root, for files outside `src/`, and for crates not in [`ACYCLIC_CRATES`].
+/// crate root (`lib.rs`, `main.rs`) and for files outside a crate's `src/` (tests, benches).
 fn top_level_module(path: &str) -> Option<(&str, &str)> {
-    let krate = ACYCLIC_CRATES
-        .into_iter()
-        .find(|krate| path.starts_with(&format!("{krate}/src/")))?;
-    let inner = &path[krate.len() + "/src/".len()..];
+    let (krate, inner) = path.split_once("/src/")?;
+    let in_a_crate = CRATE_ROOTS.into_iter().any(|root| {
+        krate == root.trim_end_matches('/')
+            || krate
+                .strip_prefix(root)
+                .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+    });
+    if !in_a_crate {
+        return None;
+    }
     let first = inner.split('/').next()?;
     let module = first.strip_suffix(".rs").unwrap_or(first);
     (!matches!(module, "lib" | "main")).then_some((krate, module))
@@ -571,7 +578,24 @@ mod tests {
     }
 
     #[test]
-    fn one_way_imports_comments_and_other_crates_pass() {
+    fn every_crate_and_xtask_is_checked() {
+        let problems = check_module_cycles(&sources(&[
+            ("crates/domain/src/a.rs", "use crate::b;"),
+            ("crates/domain/src/b/mod.rs", "use crate::a;"),
+            ("xtask/src/fuzz.rs", "use crate::pg;"),
+            ("xtask/src/pg.rs", "use crate::fuzz::run;"),
+        ]));
+        assert_eq!(
+            problems,
+            [
+                "crates/domain/src: modules `a` and `b` import each other (directly or through others)",
+                "xtask/src: modules `fuzz` and `pg` import each other (directly or through others)",
+            ]
+        );
+    }
+
+    #[test]
+    fn one_way_imports_comments_tests_and_same_names_in_other_crates_pass() {
         let problems = check_module_cycles(&sources(&[
             ("crates/http/src/access.rs", "use crate::state::HttpState;"),
             (
@@ -579,7 +603,9 @@ mod tests {
                 "/// Unlike [`crate::access`], ...\nuse crate::metrics;",
             ),
             ("crates/domain/src/a.rs", "use crate::b;"),
-            ("crates/domain/src/b.rs", "use crate::a;"),
+            ("crates/memory/src/b.rs", "use crate::a;"),
+            ("crates/testkit/tests/a.rs", "use crate::b;"),
+            ("crates/testkit/tests/b.rs", "use crate::a;"),
         ]));
         assert_eq!(problems, Vec::<String>::new());
     }

@@ -272,6 +272,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn connection_limits_default_as_documented() {
+        let cli = Cli::try_parse_from(["deckhand", "serve"]).unwrap();
+        let Some(Command::Serve(settings)) = cli.command else {
+            panic!("not serve")
+        };
+        assert_eq!(
+            settings.limits.client_request_timeout_ms,
+            crate::settings::ConnectionLimits::default().client_request_timeout_ms
+        );
+        assert_eq!(
+            settings.limits.keep_alive_secs,
+            crate::settings::ConnectionLimits::default().keep_alive_secs
+        );
+        assert_eq!(
+            settings.limits.max_connections,
+            crate::settings::ConnectionLimits::default().max_connections
+        );
+        assert_eq!(
+            settings.limits.client_disconnect_timeout_ms,
+            crate::settings::ConnectionLimits::default().client_disconnect_timeout_ms
+        );
+        assert!(
+            Cli::try_parse_from(["deckhand", "serve", "--client-request-timeout-ms", "5"]).is_err()
+        );
+    }
+
+    #[test]
     fn the_log_format_is_global() {
         for argv in [
             &["deckhand", "--log-format", "json", "serve"][..],

@@ -271,40 +271,6 @@ fn parse_provider_code(value: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser as _;
-
-    #[test]
-    fn connection_limits_default_as_documented() {
-        let cli = crate::cli::Cli::try_parse_from(["deckhand", "serve"]).unwrap();
-        let Some(crate::cli::Command::Serve(settings)) = cli.command else {
-            panic!("not serve")
-        };
-        assert_eq!(
-            settings.limits.client_request_timeout_ms,
-            ConnectionLimits::default().client_request_timeout_ms
-        );
-        assert_eq!(
-            settings.limits.keep_alive_secs,
-            ConnectionLimits::default().keep_alive_secs
-        );
-        assert_eq!(
-            settings.limits.max_connections,
-            ConnectionLimits::default().max_connections
-        );
-        assert_eq!(
-            settings.limits.client_disconnect_timeout_ms,
-            ConnectionLimits::default().client_disconnect_timeout_ms
-        );
-        assert!(
-            crate::cli::Cli::try_parse_from([
-                "deckhand",
-                "serve",
-                "--client-request-timeout-ms",
-                "5"
-            ])
-            .is_err()
-        );
-    }
 
     #[test]
     fn rate_limits_parse_quotas_or_off() {

@@ -5,6 +5,7 @@
 //! This crate must never know about HTTP, SQL, a runtime or a pool: no actix, diesel, tokio or
 //! deadpool (the `tidy` check in xtask enforces it). Adapters depend on it, never the reverse.
 
+pub mod authentication;
 pub mod catalog;
 pub mod decks;
 pub mod error;
@@ -14,9 +15,11 @@ pub mod likes;
 pub mod oauth;
 pub mod patch;
 pub mod ports;
+pub mod readable;
 pub mod services;
 pub mod settings;
 pub mod sideboards;
+pub mod system;
 pub mod time;
 pub mod validation;
 

@@ -1,15 +1,11 @@
 //! The ports: what the domain needs from the world. Adapters (memory, postgres) implement the
-//! repositories; the application supplies the system clock, ids and randomness.
+//! repositories; the application supplies the system ports ([`crate::system`], re-exported here).
 //!
 //! Error contract for every repository method: business outcomes are variants of the method's
 //! own error enum; anything else is `anyhow::Error`, and an adapter that cannot reach its store
-//! puts [`crate::StoreUnavailable`] in that error's chain.
+//! puts [`crate::error::StoreUnavailable`] in that error's chain.
 
 use std::sync::Arc;
-
-use async_trait::async_trait;
-use time::OffsetDateTime;
-use uuid::Uuid;
 
 pub use crate::catalog::ports::CatalogRepository;
 pub use crate::decks::ports::DeckRepository;
@@ -19,42 +15,12 @@ pub use crate::identity::ports::{
 };
 pub use crate::oauth::ports::OAuthRepository;
 pub use crate::sideboards::ports::SideboardGuideRepository;
-
-/// The current time. Rule functions take `now` as a parameter; services ask the clock once.
-#[cfg_attr(feature = "mock", mockall::automock)]
-pub trait Clock: Send + Sync {
-    fn now(&self) -> OffsetDateTime;
-}
-
-/// New identifiers.
-#[cfg_attr(feature = "mock", mockall::automock)]
-pub trait IdGenerator: Send + Sync {
-    fn new_id(&self) -> Uuid;
-}
-
-/// Cryptographically secure random bytes for secrets and salts.
-#[cfg_attr(feature = "mock", mockall::automock)]
-pub trait Random: Send + Sync {
-    fn bytes32(&self) -> anyhow::Result<[u8; 32]>;
-}
-
-/// Liveness of the store behind the repositories, for `/readyz` and `/metrics`.
-#[cfg_attr(feature = "mock", mockall::automock)]
-#[async_trait]
-pub trait StoreHealth: Send + Sync {
-    /// Ok when the store answers a trivial query; an error carrying `StoreUnavailable` if not.
-    async fn ping(&self) -> anyhow::Result<()>;
-    /// Connection pool figures, where the store has a pool.
-    fn pool_status(&self) -> Option<PoolStatus>;
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PoolStatus {
-    pub max_size: usize,
-    pub size: usize,
-    pub available: usize,
-    pub waiting: usize,
-}
+pub use crate::system::{
+    Clock, FixedClock, IdGenerator, PoolStatus, Random, StoreHealth, SystemClock, SystemPorts,
+    UuidV7Ids,
+};
+#[cfg(feature = "mock")]
+pub use crate::system::{MockClock, MockIdGenerator, MockRandom, MockStoreHealth};
 
 /// Every repository of one store, as the application wires them.
 #[derive(Clone)]
@@ -70,76 +36,4 @@ pub struct Repositories {
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
-}
-
-/// The system ports, bundled so services take one argument for them.
-#[derive(Clone)]
-pub struct SystemPorts {
-    pub clock: Arc<dyn Clock>,
-    pub ids: Arc<dyn IdGenerator>,
-    pub random: Arc<dyn Random>,
-}
-
-/// The real clock: now, truncated to microseconds.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> OffsetDateTime {
-        crate::time::truncate_to_micros(OffsetDateTime::now_utc())
-    }
-}
-
-/// Time-ordered UUIDs (v7), which keep primary-key indexes append-mostly.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct UuidV7Ids;
-
-impl IdGenerator for UuidV7Ids {
-    fn new_id(&self) -> Uuid {
-        Uuid::now_v7()
-    }
-}
-
-impl Random for deckhand_auth::OsRandom {
-    fn bytes32(&self) -> anyhow::Result<[u8; 32]> {
-        Ok(deckhand_auth::OsRandom::bytes32(self)?)
-    }
-}
-
-impl SystemPorts {
-    /// The production ports: system clock, v7 ids, the OS CSPRNG.
-    pub fn system() -> Self {
-        Self {
-            clock: Arc::new(SystemClock),
-            ids: Arc::new(UuidV7Ids),
-            random: Arc::new(deckhand_auth::OsRandom::new()),
-        }
-    }
-}
-
-/// A clock that stands still until moved: for tests of time rules.
-#[derive(Debug)]
-pub struct FixedClock(std::sync::Mutex<OffsetDateTime>);
-
-impl FixedClock {
-    pub fn at(instant: OffsetDateTime) -> Self {
-        Self(std::sync::Mutex::new(crate::time::truncate_to_micros(
-            instant,
-        )))
-    }
-
-    pub fn advance(&self, by: time::Duration) {
-        if let Ok(mut now) = self.0.lock() {
-            *now += by;
-        }
-    }
-}
-
-impl Clock for FixedClock {
-    fn now(&self) -> OffsetDateTime {
-        self.0
-            .lock()
-            .map(|now| *now)
-            .unwrap_or_else(|poisoned| *poisoned.into_inner())
-    }
 }

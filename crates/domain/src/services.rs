@@ -1,18 +1,24 @@
-//! The use cases, wired over one set of repositories and system ports.
+//! The use cases, wired over one set of repositories and system ports. Each service is given
+//! only the ports it uses; the repositories themselves stay here.
 
+use std::sync::Arc;
+
+use crate::authentication::Authenticator;
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
 use crate::idempotency::IdempotencyService;
-use crate::identity::IdentityService;
+use crate::identity::{IdentityRepositories, IdentityService};
 use crate::oauth::OAuthService;
-use crate::ports::{Repositories, SystemPorts};
+use crate::ports::Repositories;
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
+use crate::system::{StoreHealth, SystemPorts};
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
 pub struct Services {
+    pub authentication: Authenticator,
     pub identity: IdentityService,
     pub oauth: OAuthService,
     pub catalog: CatalogService,
@@ -20,38 +26,67 @@ pub struct Services {
     pub export: ExportService,
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
-    pub repositories: Repositories,
+    /// The store's liveness, for `/readyz` and `/metrics`.
+    pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
     pub settings: ServiceSettings,
 }
 
 impl Services {
     pub fn new(repositories: Repositories, system: SystemPorts, settings: ServiceSettings) -> Self {
-        let catalog = CatalogService::new(repositories.catalog.clone());
-        let decks = DeckService::new(
-            repositories.decks.clone(),
+        let Repositories {
+            users,
+            pats,
+            decks,
+            sideboard_guides,
+            partners,
+            api_keys,
+            signature_replays,
+            oauth,
+            health,
+            catalog,
+            idempotency_keys,
+        } = repositories;
+        let catalog = CatalogService::new(catalog);
+        let deck_service = DeckService::new(
+            decks.clone(),
             catalog.clone(),
             system.clone(),
             settings.deck_policy.clone(),
             settings.visitor_key(),
         );
-        let sideboard_guides = SideboardGuideService::new(
-            repositories.sideboard_guides.clone(),
-            repositories.decks.clone(),
+        let identity = IdentityService::new(
+            IdentityRepositories {
+                users: users.clone(),
+                pats,
+                partners: partners.clone(),
+                api_keys,
+                signature_replays,
+            },
             system.clone(),
+            settings.sealing_key(),
         );
         Self {
-            sideboard_guides,
-            idempotency: IdempotencyService::new(
-                repositories.idempotency_keys.clone(),
-                system.clone(),
+            authentication: Authenticator::new(
+                identity.clone(),
+                oauth.clone(),
+                system.clock.clone(),
             ),
-            identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
-            oauth: OAuthService::new(&repositories, system.clone(), &settings),
-            export: ExportService::new(decks.clone(), catalog.clone()),
-            decks,
+            identity,
+            oauth: OAuthService::new(
+                oauth,
+                users,
+                partners,
+                system.clone(),
+                settings.oauth,
+                settings.csrf_key(),
+            ),
+            sideboard_guides: SideboardGuideService::new(sideboard_guides, decks, system.clone()),
+            idempotency: IdempotencyService::new(idempotency_keys, system.clone()),
+            export: ExportService::new(deck_service.clone(), catalog.clone()),
+            decks: deck_service,
             catalog,
-            repositories,
+            health,
             system,
             settings,
         }

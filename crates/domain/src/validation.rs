@@ -3,7 +3,7 @@
 use serde::Serialize;
 use uuid::Uuid;
 
-use crate::Patch;
+use crate::patch::Patch;
 
 /// One invalid field: its name as the client wrote it, a stable code, and a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -102,7 +102,7 @@ pub async fn authenticate(request: &HttpRequest, state: &HttpState) -> Result<Ca
     let facts = request_facts(request, &state.config.public_url);
     let principal = state
         .services
-        .identity
+        .authentication
         .authenticate(&credentials, &facts)
         .await?;
     let caller = Caller(principal);

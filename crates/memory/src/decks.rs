@@ -1,7 +1,6 @@
 //! Decks in memory, with the same promises as the PostgreSQL adapter: the provenance triple is
 //! unique per owner, saves of one deck serialise (the store's mutex), views dedupe atomically.
 
-use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
@@ -10,13 +9,13 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Deck, DeckFilters, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader,
-    DeckSort, DeckVersion, Page, Provenance,
+    Deck, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader, DeckVersion, Page,
+    Provenance,
 };
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
 
-use crate::list::{self, contains, within};
+use crate::list;
 use crate::{State, Store};
 
 #[derive(Debug, Default)]
@@ -91,46 +90,6 @@ fn read(state: &State, stored: &Stored) -> anyhow::Result<Deck> {
         .username_of(deck.author.id)
         .ok_or_else(|| anyhow::anyhow!("deck {} has no owner", deck.id))?;
     Ok(deck)
-}
-
-fn matches(deck: &Deck, query: &DeckQuery) -> bool {
-    let DeckFilters {
-        author,
-        created_after,
-        created_before,
-        edited_after,
-        edited_before,
-        format_id,
-        has_guide,
-        has_sideboard_guide,
-        has_video,
-        is_legal,
-        name_contains,
-    } = &query.filters;
-    let flag = |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
-    deck.game == query.game
-        && !deck.is_archived
-        && deck.is_visible_to(query.viewer)
-        && author.is_none_or(|author| author == deck.author.id)
-        && within(deck.created_at, *created_after, *created_before)
-        && within(deck.updated_at, *edited_after, *edited_before)
-        && format_id.is_none_or(|format| deck.content.format_id == Some(format))
-        && flag(has_guide, deck.has_guide)
-        && flag(has_sideboard_guide, deck.has_sideboard_guide)
-        && flag(has_video, deck.content.youtube_url.is_some())
-        && flag(is_legal, deck.content.legal)
-        && contains(Some(&deck.content.name), name_contains.as_deref())
-}
-
-fn compare(a: &Stored, b: &Stored, sort: DeckSort) -> Ordering {
-    let key = match sort {
-        DeckSort::CreatedAt => a.deck.created_at.cmp(&b.deck.created_at),
-        DeckSort::EditedAt => a.deck.updated_at.cmp(&b.deck.updated_at),
-        DeckSort::Views => a.deck.pageviews.cmp(&b.deck.pageviews),
-        DeckSort::Likes => a.deck.likes.cmp(&b.deck.likes),
-        DeckSort::Trending => a.trending.total_cmp(&b.trending),
-    };
-    key.then_with(|| a.deck.id.cmp(&b.deck.id))
 }
 
 pub(crate) struct MemoryDecks(pub(crate) Store);
@@ -249,13 +208,17 @@ impl DeckRepository for MemoryDecks {
             .decks
             .decks
             .values()
-            .filter(|stored| matches(&stored.deck, query))
+            .filter(|stored| query.admits(&stored.deck))
             .collect();
         list::page(
             found,
             query.order,
             query.page,
-            |a, b| compare(a, b, query.sort),
+            |a, b| {
+                query
+                    .sort
+                    .compare((&a.deck, a.trending), (&b.deck, b.trending))
+            },
             |stored| read(&state, stored).map(|deck| deck.listing()),
         )
     }

@@ -2,7 +2,6 @@
 //! serialise (the store's mutex), and `refresh_has_sideboard_guide` is the one writer of a
 //! deck's `has_sideboard_guide`.
 
-use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
@@ -13,12 +12,12 @@ use deckhand_domain::sideboards::ports::{
     SideboardGuideRepository,
 };
 use deckhand_domain::sideboards::{
-    AttachedDeck, GuideDetail, GuideFilters, GuideId, GuideQuery, GuideSort, Matchup, MatchupId,
-    PrimaryDeckSummary, SideboardGuide,
+    AttachedDeck, GuideDetail, GuideId, GuideQuery, Matchup, MatchupId, PrimaryDeckSummary,
+    SideboardGuide,
 };
 use time::OffsetDateTime;
 
-use crate::list::{self, contains, within};
+use crate::list;
 use crate::{State, Store};
 
 #[derive(Debug, Default)]
@@ -98,49 +97,6 @@ fn detail(state: &State, stored: &Stored) -> anyhow::Result<GuideDetail> {
         decks,
         matchups,
     })
-}
-
-fn matches(stored: &Stored, query: &GuideQuery) -> bool {
-    let GuideFilters {
-        name_contains,
-        opponent_archetype_contains,
-        author,
-        created_after,
-        created_before,
-        deck,
-        edited_after,
-        edited_before,
-        format_contains,
-        has_video,
-    } = &query.filters;
-    let guide = &stored.guide;
-    guide.game == query.game
-        && !guide.is_archived
-        && guide.is_visible_to(Some(query.viewer))
-        && author.is_none_or(|author| author == guide.author.id)
-        && within(guide.created_at, *created_after, *created_before)
-        && within(guide.updated_at, *edited_after, *edited_before)
-        && deck.is_none_or(|deck| stored.decks.contains(&deck))
-        && (opponent_archetype_contains.is_none()
-            || stored.matchups.iter().any(|matchup| {
-                contains(
-                    matchup.content.opponent_archetype.as_deref(),
-                    opponent_archetype_contains.as_deref(),
-                )
-            }))
-        && contains(guide.content.format.as_deref(), format_contains.as_deref())
-        && has_video.is_none_or(|wanted| wanted == guide.content.youtube_url.is_some())
-        && contains(Some(&guide.content.name), name_contains.as_deref())
-}
-
-fn compare(a: &SideboardGuide, b: &SideboardGuide, sort: GuideSort) -> Ordering {
-    let key = match sort {
-        GuideSort::CreatedAt => a.created_at.cmp(&b.created_at),
-        GuideSort::EditedAt => a.updated_at.cmp(&b.updated_at),
-        GuideSort::Likes => a.likes.cmp(&b.likes),
-        GuideSort::Views => a.pageviews.cmp(&b.pageviews),
-    };
-    key.then_with(|| a.id.cmp(&b.id))
 }
 
 pub(crate) struct MemorySideboardGuides(pub(crate) Store);
@@ -268,13 +224,13 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             .sideboards
             .guides
             .values()
-            .filter(|stored| matches(stored, query))
+            .filter(|stored| query.admits(&stored.guide, &stored.decks, &stored.matchups))
             .collect();
         list::page(
             found,
             query.order,
             query.page,
-            |a, b| compare(&a.guide, &b.guide, query.sort),
+            |a, b| query.sort.compare(&a.guide, &b.guide),
             |stored| {
                 // Lists never show the long texts (as the PostgreSQL adapter leaves them out).
                 let mut guide = read(&state, stored, query.with_summary)?;

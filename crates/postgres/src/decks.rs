@@ -8,8 +8,8 @@
 //! (`cards_from`) instead of storing it again (`VERSION_SELECT` joins it back).
 
 pub(crate) mod list_query;
-mod stored;
 
+use std::sync::LazyLock;
 use std::time::Duration as StdDuration;
 
 use anyhow::Context as _;
@@ -23,6 +23,7 @@ use deckhand_domain::decks::{
     DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
+use deckhand_domain::readable::Reach;
 use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
@@ -35,17 +36,21 @@ use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
 use self::list_query::{
-    Conditions, conditions_but_name, contains_pattern, count_sql, first_page_sql, list_conditions,
-    page_ids_sql, page_sql, page_window, rows_by_ids_sql, walked_page_sql,
-};
-use self::stored::{
-    Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
-    stored_cards, stored_choices,
+    count_sql, first_page_sql, page_ids_sql, page_sql, page_window, rows_by_ids_sql,
+    walked_page_sql,
 };
 use crate::error;
 use crate::pool::{PipelinedTransaction, Pool, checkout};
+use crate::rules::{
+    Conditions, contains_pattern, deck_conditions, deck_conditions_but_name, readable_sql,
+    trending_bump_sql,
+};
 use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
+use crate::stored::{
+    Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
+    stored_cards, stored_choices,
+};
 use crate::usernames::Usernames;
 
 /// The joins a single deck's reads go through: its author and its counters. Lists join only
@@ -65,14 +70,24 @@ macro_rules! listing_columns {
     };
 }
 
-/// The columns of a [`DeckRow`].
+/// The columns of an [`OverviewRow`]: the listing's, its author's name, and what a detail adds.
+macro_rules! overview_columns {
+    () => {
+        concat!(
+            listing_columns!(),
+            ", u.username, d.notes, d.source_external_id, d.source_external_url, d.version"
+        )
+    };
+}
+
+/// The columns of a [`DeckRow`]: the overview's, and the rest of the row.
 macro_rules! deck_columns {
     () => {
-        "d.id, d.game, d.owner_id, u.username, d.name, d.notes, d.visibility, d.format_id, \
-         d.youtube_url, d.thumbnail, d.legal, d.archetype, d.cards, d.featured, d.summary, \
-         d.source_provider, d.source_external_id, d.source_external_version, \
-         d.source_external_url, d.source_imported_at, d.is_archived, d.has_guide, \
-         d.has_sideboard_guide, d.version, d.created_at, d.updated_at, s.pageviews, s.likes"
+        concat!(
+            overview_columns!(),
+            ", d.youtube_url, d.thumbnail, d.legal, d.cards, d.featured, \
+             d.source_external_version, d.source_imported_at, d.is_archived"
+        )
     };
 }
 
@@ -118,12 +133,7 @@ const LISTING_SELECT: &str = concat!(
 
 /// What a detail shows unless it expands the cards (`DeckOverview`): the card lines, the
 /// bulk of a row, stay unread.
-const OVERVIEW_SELECT: &str = concat!(
-    "SELECT ",
-    listing_columns!(),
-    ", u.username, d.notes, d.source_external_id, d.source_external_url, d.version ",
-    deck_joins!()
-);
+const OVERVIEW_SELECT: &str = concat!("SELECT ", overview_columns!(), " ", deck_joins!());
 
 /// How long a list count is reused by this instance. Its own writes drop every count at once;
 /// other instances' writes show within this time. A page that ends the list needs no count at
@@ -145,100 +155,71 @@ fn visibility(id: Uuid, stored: &str) -> anyhow::Result<Visibility> {
     Visibility::from_stored(stored).with_context(|| format!("deck {id} has visibility {stored:?}"))
 }
 
+/// A whole deck row: its overview and the rest (card lines, featured choices, the fields a
+/// list or a detail does not show).
 #[derive(Debug, QueryableByName)]
 struct DeckRow {
-    #[diesel(sql_type = SqlUuid)]
-    id: Uuid,
-    #[diesel(sql_type = Text)]
-    game: String,
-    #[diesel(sql_type = SqlUuid)]
-    owner_id: Uuid,
-    #[diesel(sql_type = Text)]
-    username: String,
-    #[diesel(sql_type = Text)]
-    name: String,
-    #[diesel(sql_type = Text)]
-    notes: String,
-    #[diesel(sql_type = Text)]
-    visibility: String,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    format_id: Option<Uuid>,
+    #[diesel(embed)]
+    overview: OverviewRow,
     #[diesel(sql_type = Nullable<Text>)]
     youtube_url: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     thumbnail: Option<String>,
     #[diesel(sql_type = Bool)]
     legal: bool,
-    #[diesel(sql_type = Nullable<Text>)]
-    archetype: Option<String>,
     #[diesel(sql_type = SqlJson)]
     cards: Json<Vec<StoredCard>>,
     #[diesel(sql_type = Nullable<SqlJson>)]
     featured: Option<Json<Vec<StoredChoice>>>,
-    #[diesel(sql_type = SqlJson)]
-    summary: Json<StoredSummary>,
-    #[diesel(sql_type = Text)]
-    source_provider: String,
-    #[diesel(sql_type = Nullable<Text>)]
-    source_external_id: Option<String>,
     #[diesel(sql_type = Nullable<Text>)]
     source_external_version: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    source_external_url: Option<String>,
     #[diesel(sql_type = Nullable<Timestamptz>)]
     source_imported_at: Option<OffsetDateTime>,
     #[diesel(sql_type = Bool)]
     is_archived: bool,
-    #[diesel(sql_type = Bool)]
-    has_guide: bool,
-    #[diesel(sql_type = Bool)]
-    has_sideboard_guide: bool,
-    #[diesel(sql_type = Int4)]
-    version: i32,
-    #[diesel(sql_type = Timestamptz)]
-    created_at: OffsetDateTime,
-    #[diesel(sql_type = Timestamptz)]
-    updated_at: OffsetDateTime,
-    #[diesel(sql_type = Int8)]
-    pageviews: i64,
-    #[diesel(sql_type = Int8)]
-    likes: i64,
 }
 
 impl DeckRow {
     fn into_domain(self) -> anyhow::Result<Deck> {
+        let DeckOverview {
+            listing,
+            notes,
+            source_external_id,
+            source_external_url,
+            version,
+        } = self.overview.into_domain()?;
         Ok(Deck {
-            author: author(self.id, self.owner_id, &self.username)?,
             content: DeckContent {
-                visibility: visibility(self.id, &self.visibility)?,
-                name: self.name,
-                notes: self.notes,
-                format_id: self.format_id,
+                visibility: listing.visibility,
+                name: listing.name,
+                notes,
+                format_id: listing.format_id,
                 youtube_url: self.youtube_url,
                 thumbnail: self.thumbnail,
                 legal: self.legal,
-                archetype: self.archetype,
+                archetype: listing.archetype,
                 cards: domain_cards(self.cards.0),
                 featured: self.featured.map(|featured| domain_choices(featured.0)),
             },
-            id: DeckId(self.id),
-            game: self.game,
-            summary: self.summary.0.into(),
+            id: listing.id,
+            game: listing.game,
+            author: listing.author,
+            summary: listing.summary,
             provenance: Provenance {
-                source_provider: self.source_provider,
-                source_external_id: self.source_external_id,
+                source_provider: listing.source_provider,
+                source_external_id,
                 source_external_version: self.source_external_version,
-                source_external_url: self.source_external_url,
+                source_external_url,
                 source_imported_at: self.source_imported_at,
             },
             is_archived: self.is_archived,
-            version: self.version,
-            pageviews: self.pageviews,
-            likes: self.likes,
-            has_guide: self.has_guide,
-            has_sideboard_guide: self.has_sideboard_guide,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            version,
+            pageviews: listing.pageviews,
+            likes: listing.likes,
+            has_guide: listing.has_guide,
+            has_sideboard_guide: listing.has_sideboard_guide,
+            created_at: listing.created_at,
+            updated_at: listing.updated_at,
         })
     }
 }
@@ -863,31 +844,34 @@ struct ViewRow {
 
 /// Checks that the reader may see the deck, counts a view and updates the trending score, in
 /// one statement (see the port's contract); the deck row is only probed by its primary key.
-/// The visibility condition is `Deck::is_visible_to` (public, or owned by `$7`). The insert's
+/// The visibility condition is the domain's read rule by id ([`readable_sql`], `$7` the reader),
+/// the score's the domain's trending bump ([`trending_bump_sql`], `$5` the weight). The insert's
 /// conflict clause is the dedupe: a visitor's row is only refreshed when its last counted view
 /// is outside the window, and concurrent inserts of one key wait on each other. The record
 /// names its deck without a foreign key, whose check (a query and a lock on the deck's row per
 /// counted view) cost a fifth of the statement: only a deck just found is ever named.
-const COUNT_VIEW: &str = "
-WITH target AS (
-    SELECT d.id FROM decks d
-    WHERE d.id = $1 AND d.game = $6 AND (d.visibility = 'public' OR d.owner_id = $7)
+static COUNT_VIEW: LazyLock<String> = LazyLock::new(|| {
+    let readable = readable_sql("d", Reach::ById, Some("$7"));
+    let bump = trending_bump_sql("trending", "$5");
+    format!(
+        "WITH target AS (
+    SELECT d.id FROM decks d WHERE d.id = $1 AND d.game = $6 AND {readable}
 ), counted AS (
     INSERT INTO deck_views AS v (deck_id, visitor, counted_at) SELECT id, $2, $3 FROM target
     ON CONFLICT (deck_id, visitor) DO UPDATE SET counted_at = EXCLUDED.counted_at
         WHERE v.counted_at <= $4
     RETURNING 1
 ), bumped AS (
-    UPDATE deck_stats SET pageviews = pageviews + 1,
-        trending = CASE WHEN trending = '-Infinity' THEN $5
-            ELSE greatest(trending, $5) + ln(1 + exp(-least(abs(trending - $5), 700))) END
+    UPDATE deck_stats SET pageviews = pageviews + 1, trending = {bump}
     WHERE deck_id = $1 AND EXISTS (SELECT 1 FROM counted)
     RETURNING pageviews
 )
 SELECT EXISTS (SELECT 1 FROM target) AS visible,
        coalesce((SELECT pageviews FROM bumped),
                 (SELECT pageviews FROM deck_stats WHERE deck_id = $1)) AS pageviews,
-       EXISTS (SELECT 1 FROM bumped) AS incremented";
+       EXISTS (SELECT 1 FROM bumped) AS incremented"
+    )
+});
 
 /// Deck likes move the counter in `deck_stats`, never the deck row.
 const DECK_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
@@ -967,7 +951,7 @@ async fn walked_page(
     let Some(needle) = query.filters.name_contains.as_deref() else {
         return Ok(None);
     };
-    let (mut conditions, _) = conditions_but_name(query);
+    let (mut conditions, _) = deck_conditions_but_name(query);
     let where_clause = conditions.sql();
     let pattern = conditions.param(Bind::Text(contains_pattern(needle)));
     let window = page_window(&mut conditions, query.page);
@@ -1135,7 +1119,7 @@ impl DeckRepository for PgDeckRepository {
         )
     )]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
-        let (conditions, game) = list_conditions(query);
+        let (conditions, game) = deck_conditions(query);
         let mut conn = checkout(&self.pool).await?;
         let rows = page_rows(&mut conn, query, &conditions, &game, &self.short_walks)
             .await
@@ -1192,7 +1176,7 @@ impl DeckRepository for PgDeckRepository {
             Bind::Text(reader.game.clone()),
             Bind::OptionalUuid(reader.viewer.map(|viewer| viewer.0)),
         ];
-        let row: ViewRow = Statement::new(COUNT_VIEW, binds)
+        let row: ViewRow = Statement::new(COUNT_VIEW.as_str(), binds)
             .get_result(&mut conn)
             .await
             .map_err(error::query)

@@ -22,10 +22,13 @@ mod partners;
 mod pats;
 mod pool;
 mod replays;
+mod rules;
 mod schema;
 mod scopes;
 mod sideboards;
 mod statement;
+mod stored;
+mod user_row;
 mod usernames;
 mod users;
 

@@ -1,8 +1,9 @@
 //! Likes of decks and guides: the like row and the counter it moves, written in one statement
-//! that also checks the liker may see the item (the SQL mirrors `Visibility::admits`), so
+//! that also checks the liker may read the item (the domain's read rule, `rules::readable_sql`), so
 //! concurrent likes lose nothing and the likes sort follows at once.
 
 use anyhow::Context as _;
+use deckhand_domain::readable::Reach;
 use diesel::QueryableByName;
 use diesel::sql_types::Bool;
 use diesel_async::RunQueryDsl;
@@ -11,6 +12,7 @@ use uuid::Uuid;
 
 use crate::error;
 use crate::pool::{Pool, checkout};
+use crate::rules::readable_sql;
 use crate::statement::{Bind, Statement};
 
 /// Where the likes of one kind of item live.
@@ -56,10 +58,10 @@ fn statement(tables: &LikeTables, liked: bool) -> String {
             "- 1",
         )
     };
+    let readable = readable_sql("i", Reach::ById, Some("$3"));
     format!(
         "WITH target AS (
-             SELECT i.id FROM {items} i
-             WHERE i.id = $1 AND i.game = $2 AND (i.visibility = 'public' OR i.owner_id = $3)
+             SELECT i.id FROM {items} i WHERE i.id = $1 AND i.game = $2 AND {readable}
          ), changed AS ({change}
          ), counted AS (
              UPDATE {counter} SET likes = likes {step}

@@ -30,7 +30,7 @@ use crate::schema::{
     oauth_sessions as sessions, partners, users,
 };
 use crate::scopes::stored_scopes;
-use crate::users::UserRow;
+use crate::user_row::UserRow;
 
 const CLIENTS_PARTNER_FKEY: &str = "oauth_clients_partner_slug_fkey";
 

@@ -4,31 +4,29 @@
 
 use anyhow::Context as _;
 use async_trait::async_trait;
-use deckhand_domain::decks::{
-    Author, DeckId, DeckSummary, Page, RESULT_WINDOW, SortOrder, Visibility,
-};
+use deckhand_domain::decks::{Author, DeckId, DeckSummary, Page, RESULT_WINDOW, Visibility};
 use deckhand_domain::identity::{UserId, Username};
 use deckhand_domain::sideboards::ports::{
     GuideReviser, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
     SideboardGuideRepository,
 };
 use deckhand_domain::sideboards::{
-    AttachedDeck, Difficulty, GuideContent, GuideDetail, GuideId, GuideQuery, GuideSort, Matchup,
+    AttachedDeck, Difficulty, GuideContent, GuideDetail, GuideId, GuideQuery, Matchup,
     MatchupContent, MatchupId, PrimaryDeckSummary, SideboardGuide,
 };
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bool, Int8, Json, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
-use serde_json::Value;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::decks::CountRow;
-use crate::decks::list_query::{Conditions, contains_pattern, direction, page_window};
+use crate::decks::list_query::page_window;
 use crate::error;
 use crate::pool::{Pool, checkout};
+use crate::rules::{guide_conditions, guide_order};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
-use crate::statement::Bind;
+use crate::stored::{Json as StoredJson, StoredOverride, StoredSummary};
 
 /// Guide likes move the counter on the guide row (where the likes sort's index reads it),
 /// never its `updated_at`.
@@ -112,7 +110,7 @@ struct GuideRow {
     #[diesel(sql_type = Int8)]
     matchup_count: i64,
     #[diesel(sql_type = Nullable<Json>)]
-    primary_summary: Option<Value>,
+    primary_summary: Option<StoredJson<StoredSummary>>,
 }
 
 impl GuideRow {
@@ -122,15 +120,13 @@ impl GuideRow {
         let primary_deck_visibility =
             Visibility::from_stored(&self.primary_deck_visibility).with_context(context)?;
         let username = Username::parse(&self.username).with_context(context)?;
-        let primary_summary = self
-            .primary_summary
-            .map(serde_json::from_value::<DeckSummary>)
-            .transpose()
-            .with_context(context)?
-            .map(|summary| PrimaryDeckSummary {
+        let primary_summary = self.primary_summary.map(|summary| {
+            let summary = DeckSummary::from(summary.0);
+            PrimaryDeckSummary {
                 featured_cards: summary.featured_cards,
                 colors: summary.colors,
-            });
+            }
+        });
         Ok(SideboardGuide {
             id: GuideId(self.id),
             game: self.game,
@@ -204,7 +200,7 @@ struct MatchupRow {
     sort_order: i32,
     thumbnail: Option<String>,
     is_featured: bool,
-    special_card_overrides: Value,
+    special_card_overrides: StoredJson<Vec<StoredOverride>>,
     created_at: OffsetDateTime,
 }
 
@@ -227,8 +223,13 @@ impl MatchupRow {
             sort_order: content.sort_order,
             thumbnail: content.thumbnail.clone(),
             is_featured: content.is_featured,
-            special_card_overrides: serde_json::to_value(&content.special_card_overrides)
-                .map_err(|error| diesel::result::Error::SerializationError(Box::new(error)))?,
+            special_card_overrides: StoredJson(
+                content
+                    .special_card_overrides
+                    .iter()
+                    .map(Into::into)
+                    .collect(),
+            ),
             created_at,
         })
     }
@@ -248,8 +249,12 @@ impl MatchupRow {
                 sort_order: self.sort_order,
                 thumbnail: self.thumbnail,
                 is_featured: self.is_featured,
-                special_card_overrides: serde_json::from_value(self.special_card_overrides)
-                    .with_context(context)?,
+                special_card_overrides: self
+                    .special_card_overrides
+                    .0
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
             },
             created_at: self.created_at,
         })
@@ -398,52 +403,6 @@ async fn mark_edited(
         .map(drop)
 }
 
-fn list_conditions(query: &GuideQuery) -> Conditions {
-    let mut c = Conditions::default();
-    let game = c.param(Bind::Text(query.game.clone()));
-    c.add(format!("g.game = {game} AND NOT g.is_archived"));
-    let viewer = c.param(Bind::Uuid(query.viewer.0));
-    c.add(format!(
-        "(g.visibility = 'public' OR g.owner_id = {viewer})"
-    ));
-    let f = &query.filters;
-    if let Some(author) = f.author {
-        let p = c.param(Bind::Uuid(author.0));
-        c.add(format!("g.owner_id = {p}"));
-    }
-    c.within("g.created_at", f.created_after, f.created_before);
-    c.within("g.updated_at", f.edited_after, f.edited_before);
-    if let Some(deck) = f.deck {
-        let p = c.param(Bind::Uuid(deck.0));
-        c.add(format!(
-            "g.id IN (SELECT gd.guide_id FROM sideboard_guide_decks gd WHERE gd.deck_id = {p})"
-        ));
-    }
-    if let Some(archetype) = &f.opponent_archetype_contains {
-        let p = c.param(Bind::Text(contains_pattern(archetype)));
-        c.add(format!(
-            "EXISTS (SELECT 1 FROM sideboard_matchups m \
-             WHERE m.guide_id = g.id AND m.opponent_archetype ILIKE {p})"
-        ));
-    }
-    c.contains("g.format", f.format_contains.as_deref());
-    c.present("g.youtube_url", f.has_video);
-    c.contains("g.name", f.name_contains.as_deref());
-    c
-}
-
-fn order_by(sort: GuideSort, order: SortOrder) -> String {
-    let direction = direction(order);
-    let column = match sort {
-        GuideSort::CreatedAt => "g.created_at",
-        GuideSort::EditedAt => "g.updated_at",
-        GuideSort::Likes => "g.likes",
-        GuideSort::Views => "g.pageviews",
-    };
-    // Ties are broken by id in the same direction, so pages never overlap or skip.
-    format!("{column} {direction}, g.id {direction}")
-}
-
 pub(crate) struct PgSideboardGuides {
     pub(crate) pool: Pool,
 }
@@ -577,7 +536,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
 
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>> {
         let mut conn = checkout(&self.pool).await?;
-        let mut conditions = list_conditions(query);
+        let mut conditions = guide_conditions(query);
         let where_clause = conditions.sql();
         let count_sql = format!(
             "SELECT count(*) AS matches FROM (SELECT 1 FROM sideboard_guides g \
@@ -591,7 +550,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             .map_err(error::query)
             .context("counting sideboard guides")?;
         let window = page_window(&mut conditions, query.page);
-        let order = order_by(query.sort, query.order);
+        let order = guide_order(query.sort, query.order);
         // The inner query picks the page's ids from the sort index alone; only those rows are
         // joined to their author and primary deck, as the deck list does.
         let page_sql = format!(

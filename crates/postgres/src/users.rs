@@ -13,33 +13,8 @@ use uuid::Uuid;
 
 use crate::pats::PatCache;
 use crate::pool::{Pool, checkout};
+use crate::user_row::UserRow;
 use crate::{error, schema::users};
-
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = users, check_for_backend(diesel::pg::Pg))]
-pub(crate) struct UserRow {
-    id: Uuid,
-    username: String,
-    active: bool,
-    premium: bool,
-    password_hash: Option<String>,
-    created_at: OffsetDateTime,
-}
-
-impl UserRow {
-    pub(crate) fn into_domain(self) -> anyhow::Result<User> {
-        let username = Username::parse(&self.username)
-            .with_context(|| format!("user {} has an invalid stored username", self.id))?;
-        Ok(User {
-            id: UserId(self.id),
-            username,
-            active: self.active,
-            premium: self.premium,
-            password_hash: self.password_hash,
-            created_at: self.created_at,
-        })
-    }
-}
 
 #[derive(Insertable)]
 #[diesel(table_name = users)]

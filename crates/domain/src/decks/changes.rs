@@ -2,8 +2,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::Patch;
 use crate::catalog::CardIdentifier;
+use crate::patch::Patch;
 use crate::validation::{self, FieldViolation, Violations, bounded_text, optional_text};
 
 use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity};

@@ -439,30 +439,9 @@ fn group(game: &Game, lines: Vec<(String, ListLine)>) -> DeckList {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Section;
     use crate::decks::model::{CardSnapshot, Deck, DeckCard, Visibility};
-    use crate::decks::test_decks;
+    use crate::decks::test_decks::{self, mtg};
     use crate::identity::UserId;
-
-    fn mtg() -> Game {
-        let section = |key: &str, label: &str, counted| Section {
-            key: key.into(),
-            label: label.into(),
-            counted,
-        };
-        Game {
-            slug: "mtg".into(),
-            name: "Magic".into(),
-            sections: vec![
-                section("commander", "Commander", true),
-                section("companion", "Companion", true),
-                section("mainboard", "Deck", true),
-                section("sideboard", "Sideboard", true),
-                section("maybeboard", "Maybeboard", false),
-            ],
-            colors: vec![],
-        }
-    }
 
     fn card(section: &str, quantity: u32, name: &str, set: &str, number: &str) -> DeckCard {
         DeckCard {
@@ -493,7 +472,7 @@ mod tests {
         use crate::catalog::ports::MockCatalogRepository;
         use crate::decks::DeckPolicy;
         use crate::decks::ports::MockDeckRepository;
-        use crate::ports::{MockClock, MockIdGenerator, MockRandom, SystemPorts};
+        use crate::system::{MockClock, MockIdGenerator, MockRandom, SystemPorts};
 
         let mut decks = MockDeckRepository::new();
         decks

@@ -27,6 +27,6 @@ pub use model::{
 };
 pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,
-    RESULT_WINDOW, SortOrder,
+    RESULT_WINDOW, SortOrder, contains, within,
 };
 pub use service::{DeckError, DeckService, ListRequest, Visitor, summarize};

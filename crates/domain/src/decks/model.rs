@@ -7,7 +7,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::identity::{UserId, Username};
-use crate::validation::FieldViolation;
+use crate::readable::Readable;
+pub use crate::readable::Visibility;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -16,53 +17,6 @@ pub struct DeckId(pub Uuid);
 impl std::fmt::Display for DeckId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
-    }
-}
-
-/// Who may see a deck. Through this API `unlisted` and `private` are both owner-only;
-/// `unlisted` is kept distinct for clients that share links by other means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Visibility {
-    Public,
-    Unlisted,
-    Private,
-}
-
-impl Visibility {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Public => "public",
-            Self::Unlisted => "unlisted",
-            Self::Private => "private",
-        }
-    }
-
-    /// The wire form is an array holding exactly one level, matched case-insensitively.
-    pub fn parse_levels(field: &str, levels: &[String]) -> Result<Self, FieldViolation> {
-        let invalid = |message: &str| FieldViolation::new(field, "invalid", message);
-        match levels {
-            [level] => match level.to_ascii_lowercase().as_str() {
-                "public" => Ok(Self::Public),
-                "unlisted" => Ok(Self::Unlisted),
-                "private" => Ok(Self::Private),
-                _ => Err(invalid("must be one of public, unlisted, private")),
-            },
-            [] => Err(invalid(
-                "must hold exactly one of public, unlisted, private",
-            )),
-            _ => Err(invalid("must hold exactly one level, not several")),
-        }
-    }
-
-    pub fn from_stored(value: &str) -> Option<Self> {
-        Self::parse_levels("visibility", &[value.to_owned()]).ok()
-    }
-
-    /// Whether `viewer` may see an item of `owner` at this level: public items everyone,
-    /// unlisted and private ones their owner only. Decks and sideboard guides share it.
-    pub fn admits(self, owner: UserId, viewer: Option<UserId>) -> bool {
-        self == Self::Public || viewer == Some(owner)
     }
 }
 
@@ -245,9 +199,14 @@ impl Deck {
         user == Some(self.author.id)
     }
 
-    /// Public decks are visible to all; unlisted and private ones to their owner only.
+    /// Whether `rule` lets its viewer read this deck ([`Readable`]).
+    pub fn is_readable(&self, rule: Readable) -> bool {
+        rule.admits(self.content.visibility, self.author.id, self.is_archived)
+    }
+
+    /// Whether `viewer` may read this deck by id.
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        self.content.visibility.admits(self.author.id, viewer)
+        self.is_readable(Readable::by_id(viewer))
     }
 }
 
@@ -287,11 +246,9 @@ pub struct DeckOverview {
 }
 
 impl DeckOverview {
-    /// The same rule as [`Deck::is_visible_to`].
+    /// Whether `viewer` may read this deck by id ([`Readable::by_id`]).
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        self.listing
-            .visibility
-            .admits(self.listing.author.id, viewer)
+        Readable::by_id(viewer).admits(self.listing.visibility, self.listing.author.id, false)
     }
 }
 

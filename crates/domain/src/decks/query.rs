@@ -1,9 +1,13 @@
 //! Listing decks: filters, sort, and the page window.
 
+use std::cmp::Ordering;
+
 use time::OffsetDateTime;
 use uuid::Uuid;
 
+use super::Deck;
 use crate::identity::UserId;
+use crate::readable::Readable;
 use crate::validation::{FieldViolation, Violations};
 
 /// The deepest item a list may reach (`page * limit`); narrow the filters to go further.
@@ -120,6 +124,87 @@ pub struct DeckQuery {
     pub sort: DeckSort,
     pub order: SortOrder,
     pub page: PageRequest,
+}
+
+impl DeckQuery {
+    /// The read rule of this list: what its viewer may find in a list.
+    pub const fn readable(&self) -> Readable {
+        Readable::listed(self.viewer)
+    }
+
+    /// Whether `deck` belongs in this list: of its game, readable in a list by its viewer, and
+    /// through every filter. The memory store lists with it; PostgreSQL translates the same
+    /// rules into SQL (`postgres::rules`).
+    pub fn admits(&self, deck: &Deck) -> bool {
+        let DeckFilters {
+            author,
+            created_after,
+            created_before,
+            edited_after,
+            edited_before,
+            format_id,
+            has_guide,
+            has_sideboard_guide,
+            has_video,
+            is_legal,
+            name_contains,
+        } = &self.filters;
+        let flag =
+            |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
+        deck.game == self.game
+            && deck.is_readable(self.readable())
+            && author.is_none_or(|author| author == deck.author.id)
+            && within(deck.created_at, *created_after, *created_before)
+            && within(deck.updated_at, *edited_after, *edited_before)
+            && format_id.is_none_or(|format| deck.content.format_id == Some(format))
+            && flag(has_guide, deck.has_guide)
+            && flag(has_sideboard_guide, deck.has_sideboard_guide)
+            && flag(has_video, deck.content.youtube_url.is_some())
+            && flag(is_legal, deck.content.legal)
+            && contains(Some(&deck.content.name), name_contains.as_deref())
+    }
+}
+
+impl DeckSort {
+    /// The order of two decks in a list ascending by this sort, each with its trending score
+    /// (see [`trending`](super::trending)); ties are broken by id, so the order is total.
+    pub fn compare(self, (a, a_trending): (&Deck, f64), (b, b_trending): (&Deck, f64)) -> Ordering {
+        let key = match self {
+            Self::CreatedAt => a.created_at.cmp(&b.created_at),
+            Self::EditedAt => a.updated_at.cmp(&b.updated_at),
+            Self::Views => a.pageviews.cmp(&b.pageviews),
+            Self::Likes => a.likes.cmp(&b.likes),
+            Self::Trending => a_trending.total_cmp(&b_trending),
+        };
+        key.then_with(|| a.id.cmp(&b.id))
+    }
+}
+
+impl SortOrder {
+    /// `ascending` (an order ascending by the sort), turned this way.
+    pub fn apply(self, ascending: Ordering) -> Ordering {
+        match self {
+            Self::Asc => ascending,
+            Self::Desc => ascending.reverse(),
+        }
+    }
+}
+
+/// Whether `value` lies within a filter's inclusive bounds (either may be absent).
+pub fn within(
+    value: OffsetDateTime,
+    after: Option<OffsetDateTime>,
+    before: Option<OffsetDateTime>,
+) -> bool {
+    after.is_none_or(|after| value >= after) && before.is_none_or(|before| value <= before)
+}
+
+/// Whether `haystack` contains `needle`, ignoring case (a filter's substring match, its LIKE
+/// wildcards taken literally in SQL); no needle matches everything, no haystack nothing.
+pub fn contains(haystack: Option<&str>, needle: Option<&str>) -> bool {
+    needle.is_none_or(|needle| {
+        haystack.is_some_and(|haystack| haystack.to_lowercase().contains(&needle.to_lowercase()))
+    })
 }
 
 /// A page of results with the count of all matches, capped at the result window.

@@ -4,11 +4,11 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::Patch;
 use crate::catalog::{CatalogService, Game, Printing, Unresolved};
 use crate::identity::{Principal, UserId};
 use crate::likes::{LikeError, liker};
-use crate::ports::SystemPorts;
+use crate::patch::Patch;
+use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
 use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};

@@ -5,7 +5,30 @@ use time::OffsetDateTime;
 
 use super::model::{Deck, DeckCard, DeckContent, DeckId, DeckSummary, Provenance, Visibility};
 use super::ports::NewDeck;
+use crate::catalog::{Game, Section};
 use crate::identity::{UserId, Username};
+
+/// mtg as `migrations/2026-11-21-000100_catalog` seeds it: its sections in game order (the
+/// maybeboard not counted) and its colours.
+pub(crate) fn mtg() -> Game {
+    let section = |key: &str, label: &str, counted| Section {
+        key: key.into(),
+        label: label.into(),
+        counted,
+    };
+    Game {
+        slug: "mtg".into(),
+        name: "Magic: The Gathering".into(),
+        sections: vec![
+            section("commander", "Commander", true),
+            section("companion", "Companion", true),
+            section("mainboard", "Deck", true),
+            section("sideboard", "Sideboard", true),
+            section("maybeboard", "Maybeboard", false),
+        ],
+        colors: ["W", "U", "B", "R", "G"].map(String::from).into(),
+    }
+}
 
 /// Content of a name, a visibility and cards; every optional field empty, not legal.
 pub(crate) fn content(name: &str, visibility: Visibility, cards: Vec<DeckCard>) -> DeckContent {

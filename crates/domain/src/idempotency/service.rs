@@ -3,7 +3,7 @@ use std::sync::Arc;
 use super::ports::{ClaimRequest, Claimed, IdempotencyRepository, KeyClaim};
 use super::{ABANDONED_AFTER, Fingerprint, IdempotencyKey, KEY_LIFETIME, StoredResponse, is_kept};
 use crate::identity::Principal;
-use crate::ports::SystemPorts;
+use crate::system::SystemPorts;
 
 /// Why a request with a key may not run.
 #[derive(Debug, thiserror::Error)]
@@ -104,7 +104,7 @@ mod tests {
 
     use super::*;
     use crate::idempotency::ports::{KeyRecord, MockIdempotencyRepository};
-    use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
+    use crate::system::{FixedClock, MockIdGenerator, MockRandom};
 
     fn service(keys: MockIdempotencyRepository) -> IdempotencyService {
         let mut ids = MockIdGenerator::new();

@@ -25,8 +25,10 @@ pub use principal::{
     AccessDenied, AccessRule, GameScopes, Lane, PartnerRef, Principal, PrincipalUser, Tier,
 };
 pub use scope::{Scope, Scopes, UnknownScope};
+pub(crate) use service::find_usable;
 pub use service::{
-    AuthError, CreatePatError, CreateUserError, IdentityService, LookupUserError, NewPatRequest,
+    AuthError, CreatePatError, CreateUserError, IdentityRepositories, IdentityService,
+    LookupUserError, NewPatRequest,
 };
 pub use user::{
     InvalidUsername, NewUser, PatId, PersonalAccessToken, User, UserId, UserLookup, Username,

@@ -7,6 +7,7 @@ use deckhand_auth::{CanonicalRequest, SignatureHeader, TokenHash, TokenKind, min
 use time::Duration;
 
 use super::ports::{InsertApiKeyError, InsertPartnerError};
+use super::service::find_usable;
 use super::{
     ApiKey, ApiKeyId, AuthError, GameScopes, IdentityService, Lane, LookupUserError, Partner,
     PartnerSlug, Principal, RequestFacts, Scopes, Tier, UserLookup,
@@ -99,7 +100,7 @@ impl IdentityService {
         let mut nonce = [0u8; 12];
         nonce.copy_from_slice(&self.system.random.bytes32()?[..12]);
         let sealed_secret = deckhand_auth::seal(
-            &self.settings.sealing_key(),
+            &self.sealing_key,
             nonce,
             request.slug.as_str().as_bytes(),
             secret.as_bytes(),
@@ -162,17 +163,13 @@ impl IdentityService {
     }
 
     pub(super) async fn authenticate_api_key(&self, key: &str) -> Result<Principal, AuthError> {
-        let hash = TokenKind::PartnerApiKey
-            .lookup_hash(key)
-            .ok_or(AuthError::Failed)?;
-        let (key, partner) = self
-            .api_keys
-            .find_by_hash(&hash)
-            .await?
-            .ok_or(AuthError::Failed)?;
-        if key.revoked_at.is_some() || !partner.active {
-            return Err(AuthError::Failed);
-        }
+        let (_, partner) = find_usable(
+            TokenKind::PartnerApiKey,
+            key,
+            |hash| async move { self.api_keys.find_by_hash(&hash).await },
+            |(key, partner): &(ApiKey, Partner)| key.revoked_at.is_none() && partner.active,
+        )
+        .await?;
         self.ensure_acting_user_active(&partner).await?;
         Ok(Principal::partner(&partner, Lane::PartnerApiKey))
     }
@@ -211,7 +208,7 @@ impl IdentityService {
             .filter(|partner| partner.active)
             .ok_or(AuthError::Failed)?;
         let secret = deckhand_auth::open(
-            &self.settings.sealing_key(),
+            &self.sealing_key,
             slug.as_str().as_bytes(),
             &partner.sealed_secret,
         )
@@ -269,13 +266,13 @@ mod tests {
     use uuid::Uuid;
 
     use super::*;
+    use crate::identity::IdentityRepositories;
     use crate::identity::ports::{
         MockApiKeyRepository, MockPartnerRepository, MockPatRepository,
         MockSignatureReplayRepository, MockUserRepository,
     };
     use crate::identity::{PresentedCredentials, UserId};
-    use crate::ports::{FixedClock, MockStoreHealth, Repositories, SystemPorts, UuidV7Ids};
-    use crate::settings::ServiceSettings;
+    use crate::system::{FixedClock, SystemPorts, UuidV7Ids};
 
     const NOW: i64 = 1_767_225_600;
     const SECRET: &str = "dh_ps_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8";
@@ -335,20 +332,12 @@ mod tests {
     }
 
     fn service(setup: Setup) -> IdentityService {
-        let repositories = Repositories {
+        let repositories = IdentityRepositories {
             users: Arc::new(setup.users),
             pats: Arc::new(MockPatRepository::new()),
             partners: Arc::new(setup.partners),
             api_keys: Arc::new(MockApiKeyRepository::new()),
             signature_replays: Arc::new(setup.replays),
-            oauth: Arc::new(crate::oauth::ports::MockOAuthRepository::new()),
-            health: Arc::new(MockStoreHealth::new()),
-            catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
-            decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),
-            sideboard_guides: Arc::new(
-                crate::sideboards::ports::MockSideboardGuideRepository::new(),
-            ),
-            idempotency_keys: Arc::new(crate::idempotency::ports::MockIdempotencyRepository::new()),
         };
         let system = SystemPorts {
             clock: Arc::new(FixedClock::at(
@@ -357,7 +346,7 @@ mod tests {
             ids: Arc::new(UuidV7Ids),
             random: Arc::new(deckhand_auth::OsRandom::new()),
         };
-        IdentityService::new(&repositories, system, ServiceSettings::new(KEY))
+        IdentityService::new(repositories, system, deckhand_auth::SealingKey(KEY))
     }
 
     fn facts(method: &str, body: &[u8]) -> RequestFacts {
@@ -392,7 +381,8 @@ mod tests {
         credentials: &PresentedCredentials,
         facts: &RequestFacts,
     ) -> Result<Principal, AuthError> {
-        futures_executor::block_on(service.authenticate(credentials, facts))
+        let lane = credentials.lane().map_err(|_| AuthError::Failed)?;
+        futures_executor::block_on(service.authenticate_lane(lane, facts))
     }
 
     use time::OffsetDateTime;

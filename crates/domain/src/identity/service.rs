@@ -1,6 +1,7 @@
+use std::future::Future;
 use std::sync::Arc;
 
-use deckhand_auth::{TokenHash, TokenKind, hash_password, mint_token};
+use deckhand_auth::{SealingKey, TokenHash, TokenKind, hash_password, mint_token};
 use time::Duration;
 
 use super::ports::{
@@ -8,13 +9,12 @@ use super::ports::{
     SignatureReplayRepository, UserRepository,
 };
 use super::{
-    InvalidUsername, LaneCredentials, PatId, PersonalAccessToken, PresentedCredentials, Principal,
-    RequestFacts, Scopes, User, UserId, UserLookup, Username,
+    InvalidUsername, LaneCredentials, PatId, PersonalAccessToken, Principal, RequestFacts, Scopes,
+    User, UserId, UserLookup, Username,
 };
-use crate::ports::{Repositories, SystemPorts};
-use crate::settings::ServiceSettings;
+use crate::system::SystemPorts;
 
-/// Users, their personal access tokens, and turning a request's credentials into a principal.
+/// Users, their personal access tokens, partners, and the lanes of both.
 #[derive(Clone)]
 pub struct IdentityService {
     pub(super) users: Arc<dyn UserRepository>,
@@ -22,9 +22,42 @@ pub struct IdentityService {
     pub(super) partners: Arc<dyn PartnerRepository>,
     pub(super) api_keys: Arc<dyn ApiKeyRepository>,
     pub(super) signature_replays: Arc<dyn SignatureReplayRepository>,
-    pub(super) oauth: Arc<dyn crate::ports::OAuthRepository>,
     pub(super) system: SystemPorts,
-    pub(super) settings: ServiceSettings,
+    /// Seals partner secrets at rest (`DECKHAND_SECRET_KEY`).
+    pub(super) sealing_key: SealingKey,
+}
+
+/// The repositories [`IdentityService`] reads and writes.
+#[derive(Clone)]
+pub struct IdentityRepositories {
+    pub users: Arc<dyn UserRepository>,
+    pub pats: Arc<dyn PatRepository>,
+    pub partners: Arc<dyn PartnerRepository>,
+    pub api_keys: Arc<dyn ApiKeyRepository>,
+    pub signature_replays: Arc<dyn SignatureReplayRepository>,
+}
+
+/// The stored credential that a presented token of `kind` names, by `find` (a lookup by its
+/// hash), kept only when `usable` says so. A token of the wrong shape is refused before any
+/// lookup; a malformed, unknown or unusable one is [`AuthError::Failed`] alike, so a caller
+/// learns nothing about which. Every lane of a bearer secret (personal tokens, API keys, OAuth
+/// access tokens) looks its secret up through here.
+pub(crate) async fn find_usable<T, Found>(
+    kind: TokenKind,
+    token: &str,
+    find: impl FnOnce(TokenHash) -> Found,
+    usable: impl FnOnce(&T) -> bool,
+) -> Result<T, AuthError>
+where
+    Found: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let hash = kind.lookup_hash(token).ok_or(AuthError::Failed)?;
+    let found = find(hash).await?.ok_or(AuthError::Failed)?;
+    if usable(&found) {
+        Ok(found)
+    } else {
+        Err(AuthError::Failed)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,19 +124,25 @@ pub struct NewPatRequest {
 
 impl IdentityService {
     pub fn new(
-        repositories: &Repositories,
+        repositories: IdentityRepositories,
         system: SystemPorts,
-        settings: ServiceSettings,
+        sealing_key: SealingKey,
     ) -> Self {
+        let IdentityRepositories {
+            users,
+            pats,
+            partners,
+            api_keys,
+            signature_replays,
+        } = repositories;
         Self {
-            users: repositories.users.clone(),
-            pats: repositories.pats.clone(),
-            partners: repositories.partners.clone(),
-            api_keys: repositories.api_keys.clone(),
-            signature_replays: repositories.signature_replays.clone(),
-            oauth: repositories.oauth.clone(),
+            users,
+            pats,
+            partners,
+            api_keys,
+            signature_replays,
             system,
-            settings,
+            sealing_key,
         }
     }
 
@@ -208,16 +247,16 @@ impl IdentityService {
         }
     }
 
-    /// The principal a request acts as. Anonymous requests are a principal too; whether an
-    /// endpoint accepts them is [`Principal::authorize`]'s question. `facts` are what a partner
-    /// signature covers and what a DPoP proof names; other lanes ignore them.
+    /// The principal of a request on a personal-token or partner lane (anonymous included).
+    /// The OAuth lanes are the OAuth server's: `authentication::Authenticator` sends them
+    /// there, and here they fail.
     #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn authenticate(
+    pub async fn authenticate_lane(
         &self,
-        credentials: &PresentedCredentials,
+        lane: LaneCredentials,
         facts: &RequestFacts,
     ) -> Result<Principal, AuthError> {
-        match credentials.lane().map_err(|_| AuthError::Failed)? {
+        match lane {
             LaneCredentials::Anonymous => Ok(Principal::anonymous()),
             LaneCredentials::PersonalAccessToken(token) => {
                 let (pat, user) = self.authenticate_pat(&token).await?;
@@ -239,30 +278,8 @@ impl IdentityService {
                     .await
             }
             LaneCredentials::PartnerApiKey(key) => self.authenticate_api_key(&key).await,
-            LaneCredentials::OAuthBearer(token) => {
-                crate::oauth::authenticate_bearer(
-                    self.oauth.as_ref(),
-                    &token,
-                    self.system.clock.now(),
-                )
-                .await
-            }
-            LaneCredentials::OAuthDpop {
-                access_token,
-                proof,
-            } => {
-                let proof = crate::oauth::PresentedProof {
-                    proof,
-                    method: facts.method.clone(),
-                    uri: facts.public_uri.clone(),
-                };
-                crate::oauth::authenticate_dpop(
-                    self.oauth.as_ref(),
-                    &access_token,
-                    &proof,
-                    self.system.clock.now(),
-                )
-                .await
+            LaneCredentials::OAuthBearer(_) | LaneCredentials::OAuthDpop { .. } => {
+                Err(AuthError::Failed)
             }
         }
     }
@@ -271,18 +288,14 @@ impl IdentityService {
         &self,
         token: &str,
     ) -> Result<(PersonalAccessToken, User), AuthError> {
-        let hash = TokenKind::PersonalAccessToken
-            .lookup_hash(token)
-            .ok_or(AuthError::Failed)?;
-        let (pat, user) = self
-            .pats
-            .find_by_hash(&hash)
-            .await?
-            .ok_or(AuthError::Failed)?;
-        if !user.active || !pat.is_usable_at(self.system.clock.now()) {
-            return Err(AuthError::Failed);
-        }
-        Ok((pat, user))
+        let now = self.system.clock.now();
+        find_usable(
+            TokenKind::PersonalAccessToken,
+            token,
+            |hash| async move { self.pats.find_by_hash(&hash).await },
+            |(pat, user): &(PersonalAccessToken, User)| user.active && pat.is_usable_at(now),
+        )
+        .await
     }
 }
 
@@ -293,35 +306,28 @@ mod tests {
         MockApiKeyRepository, MockPartnerRepository, MockPatRepository,
         MockSignatureReplayRepository, MockUserRepository,
     };
-    use crate::identity::{AuthorizationHeader, Lane, Scope};
-    use crate::ports::{FixedClock, MockIdGenerator, MockRandom, MockStoreHealth};
+    use crate::identity::{AuthorizationHeader, Lane, PresentedCredentials, Scope};
+    use crate::system::{FixedClock, MockIdGenerator, MockRandom};
 
     /// A service over these user and token mocks; every other port is a mock that expects
     /// nothing, so touching it fails the test.
     fn service_over(users: MockUserRepository, pats: MockPatRepository) -> IdentityService {
-        let repositories = Repositories {
+        let repositories = IdentityRepositories {
             users: Arc::new(users),
             pats: Arc::new(pats),
             partners: Arc::new(MockPartnerRepository::new()),
             api_keys: Arc::new(MockApiKeyRepository::new()),
             signature_replays: Arc::new(MockSignatureReplayRepository::new()),
-            oauth: Arc::new(crate::oauth::ports::MockOAuthRepository::new()),
-            health: Arc::new(MockStoreHealth::new()),
-            catalog: Arc::new(crate::catalog::ports::MockCatalogRepository::new()),
-            decks: Arc::new(crate::decks::ports::MockDeckRepository::new()),
-            sideboard_guides: Arc::new(
-                crate::sideboards::ports::MockSideboardGuideRepository::new(),
-            ),
-            idempotency_keys: Arc::new(crate::idempotency::ports::MockIdempotencyRepository::new()),
         };
-        IdentityService::new(&repositories, system(), ServiceSettings::new([3; 32]))
+        IdentityService::new(repositories, system(), SealingKey([3; 32]))
     }
 
     fn authenticate(
         service: &IdentityService,
         credentials: &PresentedCredentials,
     ) -> Result<Principal, AuthError> {
-        block_on(service.authenticate(credentials, &RequestFacts::get("/")))
+        let lane = credentials.lane().map_err(|_| AuthError::Failed)?;
+        block_on(service.authenticate_lane(lane, &RequestFacts::get("/")))
     }
     use time::macros::datetime;
     use uuid::Uuid;

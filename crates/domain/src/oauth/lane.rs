@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 use super::dpop::{PresentedProof, key_matches, spend_jti};
 use super::ports::{GrantContext, OAuthRepository};
 use super::rules::{AccessTokenState, access_token_state};
-use crate::identity::{AuthError, Lane, Principal};
+use crate::identity::{AuthError, Lane, Principal, find_usable};
 use crate::oauth::AccessToken;
 
 /// The principal of a Bearer access token. Order: unknown or malformed, inactive user or
@@ -53,17 +53,13 @@ async fn usable_access_token(
     repository: &dyn OAuthRepository,
     token: &str,
 ) -> Result<(AccessToken, GrantContext), AuthError> {
-    let hash = TokenKind::AccessToken
-        .lookup_hash(token)
-        .ok_or(AuthError::Failed)?;
-    let (stored, context) = repository
-        .find_access_token(&hash)
-        .await?
-        .ok_or(AuthError::Failed)?;
-    if !context.user.active || !context.partner.active {
-        return Err(AuthError::Failed);
-    }
-    Ok((stored, context))
+    find_usable(
+        TokenKind::AccessToken,
+        token,
+        |hash| async move { repository.find_access_token(&hash).await },
+        |(_, context): &(AccessToken, GrantContext)| context.user.active && context.partner.active,
+    )
+    .await
 }
 
 /// The principal of a token that is neither revoked nor expired at `now`.

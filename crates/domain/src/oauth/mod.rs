@@ -22,6 +22,7 @@ pub use model::{
     AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType,
     InvalidRedirectUri, OAuthClient, OAuthPolicy, RedirectUri, RefreshToken, Session,
 };
+pub use ports::OAuthRepository;
 pub use rules::{
     AccessTokenState, CodeState, RefreshTokenState, ScopeRefused, access_token_state, code_state,
     narrowed_scopes, refresh_token_state, requested_scopes,

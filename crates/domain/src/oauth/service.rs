@@ -27,8 +27,7 @@ use super::rules::{
 };
 use crate::identity::ports::{PartnerRepository, UserRepository};
 use crate::identity::{Partner, PartnerSlug, Scopes, User, UserId, Username};
-use crate::ports::{Repositories, SystemPorts};
-use crate::settings::ServiceSettings;
+use crate::system::SystemPorts;
 
 #[derive(Clone)]
 pub struct OAuthService {
@@ -190,18 +189,23 @@ pub enum SignInError {
 const DECOY_PASSWORD_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$SqlVzpRs4KmcPaxKgEi4fPdNoRgfAh4F8jhnUWNTv3A";
 
 impl OAuthService {
+    /// The OAuth server over its own repository and the users and partners it authenticates
+    /// and authorizes for; `csrf_key` keys the consent page's CSRF tokens.
     pub fn new(
-        repositories: &Repositories,
+        repository: Arc<dyn OAuthRepository>,
+        users: Arc<dyn UserRepository>,
+        partners: Arc<dyn PartnerRepository>,
         system: SystemPorts,
-        settings: &ServiceSettings,
+        policy: OAuthPolicy,
+        csrf_key: [u8; 32],
     ) -> Self {
         Self {
-            repository: repositories.oauth.clone(),
-            users: repositories.users.clone(),
-            partners: repositories.partners.clone(),
+            repository,
+            users,
+            partners,
             system,
-            policy: settings.oauth,
-            csrf_key: settings.csrf_key(),
+            policy,
+            csrf_key,
         }
     }
 

@@ -1,8 +1,8 @@
 //! What a guide or matchup create or PATCH asks for, and the bounds every field must keep
 //! (contract 4, "Sideboard guides"). Every violation of a request is reported together.
 
-use crate::Patch;
 use crate::decks::{Visibility, check_quantity};
+use crate::patch::Patch;
 use crate::validation::{self, FieldViolation, Violations, bounded_text, name, optional_text};
 
 use super::model::{CardOverride, Difficulty, GuideContent, MatchupContent, OverrideType};

@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::decks::{Author, DeckId, FeaturedCard, Visibility};
 use crate::identity::UserId;
+use crate::readable::Readable;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -171,7 +172,12 @@ impl SideboardGuide {
     /// Public guides are visible to every signed-in caller; unlisted and private ones to their
     /// owner only (the same rule as decks).
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        self.content.visibility.admits(self.author.id, viewer)
+        self.is_readable(Readable::by_id(viewer))
+    }
+
+    /// Whether `rule` lets its viewer read this guide ([`Readable`]).
+    pub fn is_readable(&self, rule: Readable) -> bool {
+        rule.admits(self.content.visibility, self.author.id, self.is_archived)
     }
 
     pub fn has_matchups(&self) -> bool {
@@ -181,7 +187,7 @@ impl SideboardGuide {
     /// The guide as `viewer` may read it: the primary deck's summary only when that deck is
     /// visible to the viewer too, so a public guide never reveals a private deck's cards.
     pub fn seen_by(mut self, viewer: Option<UserId>) -> Self {
-        if !self.primary_deck_visibility.admits(self.author.id, viewer) {
+        if !Readable::by_id(viewer).admits(self.primary_deck_visibility, self.author.id, false) {
             self.primary_summary = self.primary_summary.map(|_| PrimaryDeckSummary::default());
         }
         self
@@ -200,7 +206,7 @@ pub struct AttachedDeck {
 
 impl AttachedDeck {
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        self.visibility.admits(self.owner, viewer)
+        Readable::by_id(viewer).admits(self.visibility, self.owner, false)
     }
 }
 

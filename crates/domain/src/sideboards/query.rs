@@ -1,10 +1,14 @@
 //! Listing sideboard guides: filters and sorts. The page window, the order and the capped
 //! count are the deck list's ([`PageRequest`], [`SortOrder`], [`Page`]).
 
+use std::cmp::Ordering;
+
 use time::OffsetDateTime;
 
-use crate::decks::{DeckId, PageRequest, SortOrder};
+use super::{Matchup, SideboardGuide};
+use crate::decks::{DeckId, PageRequest, SortOrder, contains, within};
 use crate::identity::UserId;
+use crate::readable::Readable;
 use crate::validation::FieldViolation;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -73,6 +77,65 @@ pub struct GuideQuery {
     pub order: SortOrder,
     pub page: PageRequest,
     pub with_summary: bool,
+}
+
+impl GuideQuery {
+    /// The read rule of this list: what its viewer may find in a list.
+    pub const fn readable(&self) -> Readable {
+        Readable::listed(Some(self.viewer))
+    }
+
+    /// Whether `guide`, with the decks `attached` to it and its `matchups`, belongs in this
+    /// list: of its game, readable in a list by its viewer, and through every filter. The
+    /// memory store lists with it; PostgreSQL translates the same rules (`postgres::rules`).
+    pub fn admits(
+        &self,
+        guide: &SideboardGuide,
+        attached: &[DeckId],
+        matchups: &[Matchup],
+    ) -> bool {
+        let GuideFilters {
+            name_contains,
+            opponent_archetype_contains,
+            author,
+            created_after,
+            created_before,
+            deck,
+            edited_after,
+            edited_before,
+            format_contains,
+            has_video,
+        } = &self.filters;
+        guide.game == self.game
+            && guide.is_readable(self.readable())
+            && author.is_none_or(|author| author == guide.author.id)
+            && within(guide.created_at, *created_after, *created_before)
+            && within(guide.updated_at, *edited_after, *edited_before)
+            && deck.is_none_or(|deck| attached.contains(&deck))
+            && (opponent_archetype_contains.is_none()
+                || matchups.iter().any(|matchup| {
+                    contains(
+                        matchup.content.opponent_archetype.as_deref(),
+                        opponent_archetype_contains.as_deref(),
+                    )
+                }))
+            && contains(guide.content.format.as_deref(), format_contains.as_deref())
+            && has_video.is_none_or(|wanted| wanted == guide.content.youtube_url.is_some())
+            && contains(Some(&guide.content.name), name_contains.as_deref())
+    }
+}
+
+impl GuideSort {
+    /// The order of two guides in a list ascending by this sort; ties are broken by id.
+    pub fn compare(self, a: &SideboardGuide, b: &SideboardGuide) -> Ordering {
+        let key = match self {
+            Self::CreatedAt => a.created_at.cmp(&b.created_at),
+            Self::EditedAt => a.updated_at.cmp(&b.updated_at),
+            Self::Likes => a.likes.cmp(&b.likes),
+            Self::Views => a.pageviews.cmp(&b.pageviews),
+        };
+        key.then_with(|| a.id.cmp(&b.id))
+    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::decks::ports::DeckRepository;
 use crate::decks::{Deck, DeckId, Page};
 use crate::identity::{Principal, UserId};
 use crate::likes::{LikeError, liker};
-use crate::ports::SystemPorts;
+use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
 use super::changes::{GuideChanges, MatchupChanges, NewGuideInput, deck_id};
@@ -379,9 +379,9 @@ mod tests {
     use crate::decks::ports::MockDeckRepository;
     use crate::decks::{Author, Visibility, test_decks};
     use crate::identity::{GameScopes, Lane, PartnerRef, Scopes, Tier, Username};
-    use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
     use crate::sideboards::model::{AttachedDeck, GuideContent, PrimaryDeckSummary};
     use crate::sideboards::ports::MockSideboardGuideRepository;
+    use crate::system::{FixedClock, MockIdGenerator, MockRandom};
 
     const NOW: time::OffsetDateTime = datetime!(2026-11-22 10:00 UTC);
 

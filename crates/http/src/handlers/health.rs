@@ -19,7 +19,7 @@ pub async fn healthz() -> HttpResponse {
 
 /// 200 when the store answers, else 503 in the envelope.
 pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
-    let ping = state.services.repositories.health.ping();
+    let ping = state.services.health.ping();
     match actix_web::rt::time::timeout(READINESS_TIMEOUT, ping).await {
         Ok(Ok(())) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
         Ok(Err(error)) => {
@@ -32,7 +32,7 @@ pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErro
 
 /// Prometheus text exposition.
 pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
-    let pool = state.services.repositories.health.pool_status();
+    let pool = state.services.health.pool_status();
     let body = state.metrics.render(pool)?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")

@@ -4,6 +4,7 @@ pub(crate) mod cards;
 pub(crate) mod decks;
 pub(crate) mod games;
 pub(crate) mod health;
+pub(crate) mod likes;
 pub(crate) mod oauth;
 pub(crate) mod probes;
 pub(crate) mod sideboards;

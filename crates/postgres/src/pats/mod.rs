@@ -18,7 +18,7 @@ use crate::error;
 use crate::pool::{Pool, checkout};
 use crate::schema::{personal_access_tokens as pats, users};
 use crate::scopes::stored_scopes;
-use crate::users::UserRow;
+use crate::user_row::UserRow;
 
 use cache::Cached;
 pub(crate) use cache::PatCache;

@@ -11,11 +11,12 @@ use uuid::Uuid;
 
 use super::*;
 use crate::catalog::ports::MockCatalogRepository;
-use crate::catalog::{CardIdentifier, CatalogEntry, Preference, Section};
+use crate::catalog::{CardIdentifier, CatalogEntry, Preference};
 use crate::decks::Author;
 use crate::decks::ports::MockDeckRepository;
+use crate::decks::test_decks::mtg;
 use crate::identity::{Lane, PartnerRef, PrincipalUser, Scopes, Tier, Username};
-use crate::ports::{FixedClock, MockIdGenerator, MockRandom};
+use crate::system::{FixedClock, MockIdGenerator, MockRandom};
 use crate::validation::FieldViolation;
 
 const NOW: OffsetDateTime = datetime!(2026-03-01 12:00 UTC);
@@ -23,27 +24,6 @@ const CREATED: OffsetDateTime = datetime!(2026-02-01 9:30 UTC);
 const NEW_DECK: Uuid = Uuid::from_u128(0xdec0);
 const ALICE: UserId = UserId(Uuid::from_u128(1));
 const BOB: UserId = UserId(Uuid::from_u128(2));
-
-/// mtg's sections (the maybeboard does not count) and colours in game order.
-fn mtg() -> Game {
-    let section = |key: &str, counted| Section {
-        key: key.into(),
-        label: key.into(),
-        counted,
-    };
-    Game {
-        slug: "mtg".into(),
-        name: "Magic".into(),
-        sections: vec![
-            section("commander", true),
-            section("mainboard", true),
-            section("sideboard", true),
-            section("companion", true),
-            section("maybeboard", false),
-        ],
-        colors: ["W", "U", "B", "R", "G"].map(String::from).into(),
-    }
-}
 
 /// A printing of the bundled test catalog; `n` makes its ids.
 fn printing(n: u128, name: &str, colors: &[&str]) -> CatalogEntry {

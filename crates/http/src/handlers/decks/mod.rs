@@ -1,12 +1,11 @@
-//! Deck endpoints: one file per operation (like and unlike, one toggle, share `like`); the
-//! wire shapes live here.
+//! Deck endpoints: one file per operation (likes are `handlers::likes`, shared with guides);
+//! the wire shapes live here.
 
 pub(crate) mod create;
 pub(crate) mod detail;
 pub(crate) mod diff;
 pub(crate) mod export;
 pub(crate) mod guide;
-pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod rollback;
 pub(crate) mod update;

@@ -1,11 +1,10 @@
 //! Sideboard guide endpoints (public spec 4.5 and the contract's extensions): one file per
-//! operation (like and unlike, one toggle, share `like`); the wire shapes live here.
+//! operation (likes are `handlers::likes`, shared with decks); the wire shapes live here.
 
 pub(crate) mod attach;
 pub(crate) mod create;
 pub(crate) mod detach;
 pub(crate) mod detail;
-pub(crate) mod like;
 pub(crate) mod list;
 pub(crate) mod matchups;
 pub(crate) mod my;

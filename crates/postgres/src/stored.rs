@@ -1,5 +1,6 @@
-//! The JSON that the deck tables store (`decks.cards`, `decks.featured`, `decks.summary`,
-//! `deck_versions.content` and `deck_versions.summary`), as types of this crate. The stored
+//! The JSON that the tables store (`decks.cards`, `decks.featured`, `decks.summary`,
+//! `deck_versions.content`, `deck_versions.summary` and `sideboard_matchups.special_card_overrides`;
+//! a guide's primary-deck summary is `decks.summary`), as types of this crate. The stored
 //! format is defined here, not by the domain's serde derives, so a change to a domain type cannot
 //! silently change the format of new rows or stop old ones from reading; the golden test below
 //! pins it. The columns are `json` (migration `2026-11-25-000400_deck_content_as_json`): their
@@ -7,6 +8,7 @@
 //! `serde_json::Value` in between), which is most of what a deck read costs the service.
 
 use std::collections::BTreeMap;
+use std::io::Write as _;
 
 use anyhow::Context as _;
 
@@ -14,20 +16,42 @@ use deckhand_domain::decks::{
     CardSnapshot, DeckCard, DeckContent, DeckSummary, FeaturedCard, FeaturedChoice, FeaturedSlot,
     Visibility,
 };
+use deckhand_domain::sideboards::{CardOverride, OverrideType};
 use diesel::deserialize::{self, FromSql, FromSqlRow};
 use diesel::expression::AsExpression;
 use diesel::pg::{Pg, PgValue};
 use diesel::serialize::{self, IsNull, Output, ToSql};
-use diesel::sql_types::Json as SqlJson;
+use diesel::sql_types::{Json as SqlJson, Jsonb};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-/// A json value (whose binary format is its text) read into `T` and written from it, without
-/// an intermediate `Value`.
+/// A json value (whose binary format is its text) or jsonb value (a version byte, then the
+/// text) read into `T` and written from it, without an intermediate `Value`.
 #[derive(Debug, Clone, PartialEq, FromSqlRow, AsExpression)]
 #[diesel(sql_type = SqlJson)]
+#[diesel(sql_type = Jsonb)]
 pub(crate) struct Json<T>(pub T);
+
+/// The one version of jsonb's binary format.
+const JSONB_VERSION: u8 = 1;
+
+impl<T: DeserializeOwned> FromSql<Jsonb, Pg> for Json<T> {
+    fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
+        match value.as_bytes().split_first() {
+            Some((&JSONB_VERSION, text)) => Ok(Self(serde_json::from_slice(text)?)),
+            _ => Err("unsupported jsonb format version".into()),
+        }
+    }
+}
+
+impl<T: Serialize + std::fmt::Debug> ToSql<Jsonb, Pg> for Json<T> {
+    fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
+        out.write_all(&[JSONB_VERSION])?;
+        serde_json::to_writer(out, &self.0)?;
+        Ok(IsNull::No)
+    }
+}
 
 impl<T: DeserializeOwned> FromSql<SqlJson, Pg> for Json<T> {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Self> {
@@ -319,6 +343,54 @@ impl StoredContent {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum StoredOverrideType {
+    In,
+    Out,
+}
+
+/// One card a matchup brings in or takes out (`sideboard_matchups.special_card_overrides` holds
+/// an array of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct StoredOverride {
+    special_card_type: StoredOverrideType,
+    card_id: String,
+    card_name: String,
+    quantity: u32,
+    sort_order: i32,
+}
+
+impl From<&CardOverride> for StoredOverride {
+    fn from(card: &CardOverride) -> Self {
+        Self {
+            special_card_type: match card.special_card_type {
+                OverrideType::In => StoredOverrideType::In,
+                OverrideType::Out => StoredOverrideType::Out,
+            },
+            card_id: card.card_id.clone(),
+            card_name: card.card_name.clone(),
+            quantity: card.quantity,
+            sort_order: card.sort_order,
+        }
+    }
+}
+
+impl From<StoredOverride> for CardOverride {
+    fn from(card: StoredOverride) -> Self {
+        Self {
+            special_card_type: match card.special_card_type {
+                StoredOverrideType::In => OverrideType::In,
+                StoredOverrideType::Out => OverrideType::Out,
+            },
+            card_id: card.card_id,
+            card_name: card.card_name,
+            quantity: card.quantity,
+            sort_order: card.sort_order,
+        }
+    }
+}
+
 pub(crate) fn stored_cards(cards: &[DeckCard]) -> Vec<StoredCard> {
     cards.iter().map(Into::into).collect()
 }
@@ -417,6 +489,26 @@ mod tests {
         assert_eq!(read.into_domain(None).unwrap(), content());
         let read: StoredSummary = serde_json::from_str(&summary_json).unwrap();
         assert_eq!(DeckSummary::from(read), summary());
+    }
+
+    /// Matchup overrides as rows hold them since migration 2026-11-23: never to change
+    /// without a migration of the stored rows.
+    #[test]
+    fn the_stored_override_format_is_pinned() {
+        let card = CardOverride {
+            special_card_type: OverrideType::Out,
+            card_id: "card-7".into(),
+            card_name: "Lightning Bolt".into(),
+            quantity: 2,
+            sort_order: 1,
+        };
+        let json = r#"{"special_card_type":"out","card_id":"card-7","card_name":"Lightning Bolt","quantity":2,"sort_order":1}"#;
+        assert_eq!(
+            serde_json::to_string(&StoredOverride::from(&card)).unwrap(),
+            json
+        );
+        let read: StoredOverride = serde_json::from_str(json).unwrap();
+        assert_eq!(CardOverride::from(read), card);
     }
 
     /// Rows written before `featured` existed, and `null` optional strings, still read.
