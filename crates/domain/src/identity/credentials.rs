@@ -120,6 +120,17 @@ impl PresentedCredentials {
         };
         Ok(lane)
     }
+
+    /// The DPoP scheme with nothing else but no `DPoP` header: the DPoP lane with its proof
+    /// missing, which RFC 9449 and the contract answer with the DPoP challenge like any other
+    /// bad proof (it is still a rejected combination: [`Self::lane`] refuses it).
+    pub fn lacks_dpop_proof(&self) -> bool {
+        matches!(self.authorization, Some(AuthorizationHeader::Dpop(_)))
+            && self.dpop_proof.is_none()
+            && self.partner_id.is_none()
+            && self.signature.is_none()
+            && self.api_key.is_none()
+    }
 }
 
 #[cfg(test)]
@@ -255,5 +266,30 @@ mod tests {
                 "{credentials:?}"
             );
         }
+    }
+
+    #[test]
+    fn only_the_dpop_scheme_alone_lacks_a_proof() {
+        let dpop = Some(AuthorizationHeader::Dpop("dh_at_x".into()));
+        let alone = PresentedCredentials {
+            authorization: dpop.clone(),
+            ..Default::default()
+        };
+        assert!(alone.lacks_dpop_proof());
+        let with_proof = PresentedCredentials {
+            dpop_proof: Some(String::new()),
+            ..alone.clone()
+        };
+        assert!(!with_proof.lacks_dpop_proof());
+        let with_key = PresentedCredentials {
+            api_key: Some("dh_key_x".into()),
+            ..alone
+        };
+        assert!(!with_key.lacks_dpop_proof());
+        let bearer = PresentedCredentials {
+            authorization: bearer("dh_at_x"),
+            ..Default::default()
+        };
+        assert!(!bearer.lacks_dpop_proof());
     }
 }

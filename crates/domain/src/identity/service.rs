@@ -75,7 +75,8 @@ pub enum AuthError {
     /// An OAuth token whose grant was revoked.
     #[error("the token has been revoked")]
     TokenRevoked,
-    /// A DPoP proof failed a check (the reason is for the `error_description`).
+    /// A DPoP proof failed a check, or the DPoP scheme came without one (the reason is for
+    /// the `error_description`).
     #[error("invalid DPoP proof: {0}")]
     InvalidDpopProof(String),
     #[error(transparent)]
@@ -217,7 +218,14 @@ impl IdentityService {
         credentials: &PresentedCredentials,
         facts: &RequestFacts,
     ) -> Result<Principal, AuthError> {
-        match credentials.lane().map_err(|_| AuthError::Failed)? {
+        let lane = credentials.lane().map_err(|_| {
+            if credentials.lacks_dpop_proof() {
+                AuthError::InvalidDpopProof("the DPoP header with the proof is missing".to_owned())
+            } else {
+                AuthError::Failed
+            }
+        })?;
+        match lane {
             LaneCredentials::Anonymous => Ok(Principal::anonymous()),
             LaneCredentials::PersonalAccessToken(token) => {
                 let (pat, user) = self.authenticate_pat(&token).await?;
