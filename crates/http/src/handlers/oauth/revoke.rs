@@ -26,7 +26,9 @@ pub struct RevokeForm {
         (status = 400, body = OAuthErrorBody, description = "invalid_request: no token"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    // Basic is optional: public clients send `client_id` in the form and no `Authorization`
+    // (the empty requirement says "or nothing").
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/revoke")]
 pub async fn revoke(

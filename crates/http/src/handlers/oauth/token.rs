@@ -55,7 +55,8 @@ impl From<IssuedTokenResponse> for TokenResponse {
 }
 
 /// The token endpoint (RFC 6749 §3.2): exchanges an authorization code (with its PKCE verifier)
-/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic. With a `DPoP`
+/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic; public
+/// clients send no `Authorization`, only `client_id` in the form. With a `DPoP`
 /// proof header (RFC 9449) the tokens are bound to the proof's key (`token_type` `DPoP`), and
 /// refreshing a bound grant needs a proof by the same key.
 #[utoipa::path(
@@ -69,7 +70,9 @@ impl From<IssuedTokenResponse> for TokenResponse {
         (status = 400, body = OAuthErrorBody, description = "invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or invalid_dpop_proof"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    // Basic is optional: public clients send `client_id` in the form and no `Authorization`
+    // (the empty requirement says "or nothing").
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/token")]
 pub async fn token(
