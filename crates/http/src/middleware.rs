@@ -17,7 +17,7 @@ use tracing::Instrument as _;
 
 use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
-use crate::client_ip::client_ip;
+use crate::client_ip::client_key;
 use crate::error::ApiError;
 use crate::nul;
 use crate::rate_limit::Decision;
@@ -163,7 +163,7 @@ pub async fn api_gate(
             Err(error) => return Ok(request.error_response(error).map_into_right_body()),
         }
     }
-    let ip = client_ip(request.request(), &state.config.trusted_proxies);
+    let ip = client_key(request.request(), &state.config.trusted_proxies);
     if let Some(left) = state.revoked_uses.blocked(ip, Instant::now()) {
         return Ok(request
             .error_response(revoked_token_abuse(left))
