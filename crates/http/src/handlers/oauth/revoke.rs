@@ -33,10 +33,10 @@ pub struct RevokeForm {
 #[post("/oauth/revoke")]
 pub async fn revoke(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::token_form(&request, &body)?;
+    let params = Params::token_form(&request, payload).await?;
     state
         .services
         .oauth

@@ -77,10 +77,10 @@ impl From<IssuedTokenResponse> for TokenResponse {
 #[post("/oauth/token")]
 pub async fn token(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::token_form(&request, &body)?;
+    let params = Params::token_form(&request, payload).await?;
     let proof = dpop_header(request.headers()).map_err(|Unreadable| {
         OAuthError::invalid_dpop_proof("send exactly one DPoP header, of visible ASCII")
     })?;
