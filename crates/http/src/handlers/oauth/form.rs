@@ -86,8 +86,17 @@ pub async fn read_form_body(
 
 /// The parameters of a form body or query: each name once (RFC 6749 §3.1: a repeated parameter
 /// makes the request invalid).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Params(HashMap<String, String>);
+
+impl std::fmt::Debug for Params {
+    // Values include passwords, codes, verifiers, tokens and secrets: only names are printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.0.keys().collect();
+        names.sort_unstable();
+        f.debug_tuple("Params").field(&names).finish()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParamsError {
@@ -221,6 +230,13 @@ mod tests {
             Params::parse(over.as_bytes()).unwrap_err(),
             ParamsError::TooMany
         );
+    }
+
+    #[test]
+    fn debug_prints_parameter_names_only() {
+        let params = Params::parse(b"password=hunter2&code=dh_ac_secret&username=alice").unwrap();
+        let printed = format!("{params:?}");
+        assert_eq!(printed, r#"Params(["code", "password", "username"])"#);
     }
 
     #[test]

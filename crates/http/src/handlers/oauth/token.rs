@@ -28,7 +28,7 @@ pub struct TokenForm {
     client_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct TokenResponse {
     access_token: String,
     /// `Bearer`, or `DPoP` for tokens bound to a key.
@@ -40,6 +40,18 @@ pub struct TokenResponse {
     refresh_token: Option<String>,
     /// The access token's scopes, space-delimited.
     scope: String,
+}
+
+impl std::fmt::Debug for TokenResponse {
+    // The tokens are the credentials themselves: never print them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenResponse")
+            .field("token_type", &self.token_type)
+            .field("expires_in", &self.expires_in)
+            .field("refresh_token", &self.refresh_token.is_some())
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
 }
 
 impl From<IssuedTokenResponse> for TokenResponse {
