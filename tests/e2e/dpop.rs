@@ -303,15 +303,20 @@ async fn lanes_refuse_a_bound_token_as_bearer_and_an_unbound_one_as_dpop() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
     assert!(!headers.contains_key(WWW_AUTHENTICATE), "{headers:?}");
-    // The DPoP scheme without a proof header is no lane at all.
-    let (status, _, body) = send(
-        app.client
-            .get(app.api("/_probe/user"))
-            .header("Authorization", format!("DPoP {bound}")),
-    )
-    .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
+    // The DPoP scheme without a proof header: the proof is missing, which is answered with
+    // the challenge like any other bad proof (public-api.md 7.1), on the probe and on a
+    // resource alike.
+    for path in ["/_probe/user", "/games/mtg/decks"] {
+        let (status, headers, body) = send(
+            app.client
+                .get(app.api(path))
+                .header("Authorization", format!("DPoP {bound}")),
+        )
+        .await;
+        assert_dpop_refusal(status, &headers, &body);
+        let challenge = headers[WWW_AUTHENTICATE].to_str().unwrap();
+        assert!(challenge.contains("missing"), "{challenge}");
+    }
 
     // An unbound token with a perfectly good proof.
     let code = fresh_code(&app, &world).await;

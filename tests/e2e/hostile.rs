@@ -735,3 +735,72 @@ async fn a_forwarded_header_from_an_untrusted_peer_does_not_escape_the_ip_quota(
     }
     assert_eq!(statuses, [200, 200, 200, 429, 429]);
 }
+
+#[tokio::test]
+async fn oauth_forms_are_capped_in_size_and_parameter_count() {
+    let app = hostile_app(Store::Memory).await;
+    let world = crate::oauth_support::world(&app).await;
+    let assert_oauth_refusal = |raw: &Raw, status: u16| {
+        assert_eq!(raw.status, status, "{raw:?}");
+        assert_eq!(raw.body["error"], "invalid_request", "{raw:?}");
+        assert!(raw.body["error_description"].is_string(), "{raw:?}");
+        assert!(raw.head.contains("cache-control: no-store"), "{}", raw.head);
+    };
+    for endpoint in ["token", "introspect", "revoke"] {
+        let head = |framing: &str| {
+            format!(
+                "POST /api/public/v1/oauth/{endpoint} HTTP/1.1\r\nHost: localhost\r\n\
+                 Content-Type: application/x-www-form-urlencoded\r\n{framing}\r\n"
+            )
+            .into_bytes()
+        };
+        // Declared over 64 KiB: refused before the body is read.
+        let mut declared = head("Content-Length: 70000\r\n");
+        declared.extend_from_slice(&[b'a'; 1024]);
+        assert_oauth_refusal(&raw(&app, declared, WAIT).await, 413);
+        // Chunked: refused once the count passes 64 KiB.
+        let mut chunked = head("Transfer-Encoding: chunked\r\n");
+        let chunk = format!("{:x}\r\n{}\r\n", 16 * 1024, "a".repeat(16 * 1024));
+        for _ in 0..5 {
+            chunked.extend_from_slice(chunk.as_bytes());
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        assert_oauth_refusal(&raw(&app, chunked, WAIT).await, 413);
+        // Small, but a hundred parameters: invalid_request.
+        let many: String = (0..100).map(|i| format!("p{i}=x&")).collect();
+        let (status, headers, body) = send(
+            app.client
+                .post(app.api(&format!("/oauth/{endpoint}")))
+                .basic_auth(&world.client_id, Some(&world.client_secret))
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!("{many}token=x&grant_type=refresh_token")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{endpoint}: {body}");
+        assert_eq!(body["error"], "invalid_request", "{body}");
+        assert_eq!(headers["cache-control"], "no-store");
+    }
+    // The consent form: an HTML page saying so, not a map of megabytes.
+    let response = crate::oauth_support::browserless()
+        .post(app.api("/oauth/authorize"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("username=alice&password={}", "a".repeat(70_000)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    // A token request of ordinary size still works.
+    let code = crate::oauth_support::approve(
+        &app,
+        &crate::oauth_support::authorize_query(&world.client_id, "decks:read", "s"),
+    )
+    .await;
+    crate::oauth_support::exchange(&app, &world, &code).await;
+    assert_still_serving(&app).await;
+}

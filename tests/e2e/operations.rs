@@ -1,6 +1,6 @@
 use deckhand_testkit::app::TestApp;
 use reqwest::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::{assert_envelope, send};
 
@@ -407,5 +407,32 @@ async fn the_committed_document_is_the_served_one() {
     assert!(
         committed == served,
         "docs/openapi.json is out of date: run `cargo xtask openapi`"
+    );
+}
+
+#[tokio::test]
+async fn the_token_and_revoke_endpoints_document_basic_auth_as_optional() {
+    let app = TestApp::memory().await;
+    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    // Public clients send `client_id` in the form and no `Authorization`: Basic, or nothing.
+    for path in ["/api/public/v1/oauth/token", "/api/public/v1/oauth/revoke"] {
+        let operation = &document["paths"][path]["post"];
+        assert_eq!(
+            operation["security"],
+            json!([{ "OAuthClientBasic": [] }, {}]),
+            "{path}"
+        );
+        let required_headers: Vec<&Value> = operation["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|parameter| parameter["in"] == "header" && parameter["required"] == true)
+            .collect();
+        assert!(required_headers.is_empty(), "{path}: {required_headers:?}");
+    }
+    // Introspection is for confidential clients only: Basic stays required there.
+    assert_eq!(
+        document["paths"]["/api/public/v1/oauth/introspect"]["post"]["security"],
+        json!([{ "OAuthClientBasic": [] }])
     );
 }

@@ -191,7 +191,7 @@ pub enum OAuthClientCommand {
     },
 }
 
-#[derive(Debug, Args)]
+#[derive(Args)]
 pub struct SignArgs {
     /// The partner slug.
     #[arg(long)]
@@ -224,7 +224,22 @@ pub struct SignArgs {
     pub base_url: String,
 }
 
-#[derive(Debug, Subcommand)]
+impl std::fmt::Debug for SignArgs {
+    // The secret and the PAT are credentials: Debug says only whether a PAT was given.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignArgs")
+            .field("partner", &self.partner)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &self.query)
+            .field("pat", &self.pat.is_some())
+            .field("timestamp", &self.timestamp)
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Subcommand)]
 pub enum UserCommand {
     /// Create a user: {"id", "username"}.
     Create {
@@ -242,6 +257,22 @@ pub enum UserCommand {
         #[arg(long)]
         user: String,
     },
+}
+
+impl std::fmt::Debug for UserCommand {
+    // The password never reaches Debug output.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Create {
+                username, premium, ..
+            } => f
+                .debug_struct("Create")
+                .field("username", username)
+                .field("premium", premium)
+                .finish_non_exhaustive(),
+            Self::Deactivate { user } => f.debug_struct("Deactivate").field("user", user).finish(),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -309,6 +340,44 @@ mod tests {
             let cli =
                 Cli::parse_from_args(argv).unwrap_or_else(|error| panic!("{argv:?}: {error}"));
             assert_eq!(cli.log_format, LogFormat::Json, "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn debug_output_holds_no_password_secret_or_token() {
+        for argv in [
+            &[
+                "deckhand",
+                "admin",
+                "user",
+                "create",
+                "--username",
+                "alice",
+                "--password",
+                "hunter2-xyzzy",
+            ][..],
+            &[
+                "deckhand",
+                "admin",
+                "sign",
+                "--partner",
+                "acme",
+                "--secret",
+                "dh_ps_xyzzy",
+                "--path",
+                "/x",
+                "--pat",
+                "dh_pat_xyzzy",
+            ],
+        ] {
+            let cli =
+                Cli::parse_from_args(argv).unwrap_or_else(|error| panic!("{argv:?}: {error}"));
+            let printed = format!("{cli:?}");
+            assert!(!printed.contains("xyzzy"), "{printed}");
+            assert!(
+                printed.contains("alice") || printed.contains("acme"),
+                "{printed}"
+            );
         }
     }
 

@@ -16,7 +16,7 @@ use deckhand_domain::sideboards::{GuideChanges, MatchupChanges, NewGuideInput, O
 use deckhand_domain::{Patch, Services};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Clone, Serialize)]
 pub struct DemoCredentials {
     pub user_id: String,
     pub username: String,
@@ -34,6 +34,21 @@ pub struct DemoCredentials {
     pub private_deck_id: String,
     /// The public sideboard guide on the public deck.
     pub sideboard_guide_id: String,
+}
+
+impl std::fmt::Debug for DemoCredentials {
+    // Printed for the operator as JSON on purpose; Debug (logs, panics) leaves the secrets out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoCredentials")
+            .field("user_id", &self.user_id)
+            .field("username", &self.username)
+            .field("partner", &self.partner)
+            .field("oauth_client_id", &self.oauth_client_id)
+            .field("public_deck_id", &self.public_deck_id)
+            .field("private_deck_id", &self.private_deck_id)
+            .field("sideboard_guide_id", &self.sideboard_guide_id)
+            .finish_non_exhaustive()
+    }
 }
 
 pub const DEMO_USERNAME: &str = "demo";

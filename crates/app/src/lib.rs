@@ -5,6 +5,7 @@ pub mod admin;
 pub mod catalog;
 pub mod cli;
 pub mod demo;
+pub mod passwords;
 pub mod server;
 pub mod settings;
 pub mod store;

@@ -9,7 +9,6 @@ use actix_web::rt::net::TcpStream;
 use actix_web::web;
 use anyhow::Context as _;
 use deckhand_domain::Services;
-use deckhand_domain::ports::SystemPorts;
 use deckhand_http::connection::EnvelopedIo;
 use deckhand_http::{HttpConfig, HttpState};
 
@@ -24,7 +23,7 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
     let repositories = crate::store::open(&settings.store, !settings.no_migrate).await?;
     let services = Services::new(
         repositories,
-        SystemPorts::system(),
+        crate::passwords::server_system_ports(),
         settings.service_settings()?,
     );
     let public_url = settings.public_url();

@@ -41,7 +41,14 @@ impl Authenticator {
         credentials: &PresentedCredentials,
         facts: &RequestFacts,
     ) -> Result<Principal, AuthError> {
-        match credentials.lane().map_err(|_| AuthError::Failed)? {
+        let lane = credentials.lane().map_err(|_| {
+            if credentials.lacks_dpop_proof() {
+                AuthError::InvalidDpopProof("the DPoP header with the proof is missing".to_owned())
+            } else {
+                AuthError::Failed
+            }
+        })?;
+        match lane {
             LaneCredentials::OAuthBearer(token) => {
                 oauth::authenticate_bearer(self.oauth.as_ref(), &token, self.clock.now()).await
             }

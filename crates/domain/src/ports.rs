@@ -16,11 +16,13 @@ pub use crate::identity::ports::{
 pub use crate::oauth::ports::OAuthRepository;
 pub use crate::sideboards::ports::SideboardGuideRepository;
 pub use crate::system::{
-    Clock, FixedClock, IdGenerator, PoolStatus, Random, StoreHealth, SystemClock, SystemPorts,
-    UuidV7Ids,
+    Clock, FixedClock, IdGenerator, InlinePasswordVerifier, PasswordVerifier, PoolStatus, Random,
+    StoreHealth, SystemClock, SystemPorts, UuidV7Ids,
 };
 #[cfg(feature = "mock")]
-pub use crate::system::{MockClock, MockIdGenerator, MockRandom, MockStoreHealth};
+pub use crate::system::{
+    MockClock, MockIdGenerator, MockPasswordVerifier, MockRandom, MockStoreHealth,
+};
 
 /// Every repository of one store, as the application wires them.
 #[derive(Clone)]

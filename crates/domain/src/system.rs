@@ -25,6 +25,28 @@ pub trait Random: Send + Sync {
     fn bytes32(&self) -> anyhow::Result<[u8; 32]>;
 }
 
+/// Checks passwords against stored argon2 hashes. Argon2 spends tens of milliseconds of CPU
+/// by design, so where it runs is the adapter's choice: the server runs it off the threads
+/// that serve requests (`deckhand::passwords`), so that a burst of sign-ins cannot stall them.
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait PasswordVerifier: Send + Sync {
+    /// Whether `password` matches `stored_hash`, a PHC string; a malformed hash is an error.
+    async fn verify(&self, password: &str, stored_hash: &str) -> anyhow::Result<bool>;
+}
+
+/// Verifies on the calling thread: for one-shot commands and tests, where nothing else waits
+/// for the thread.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct InlinePasswordVerifier;
+
+#[async_trait]
+impl PasswordVerifier for InlinePasswordVerifier {
+    async fn verify(&self, password: &str, stored_hash: &str) -> anyhow::Result<bool> {
+        Ok(deckhand_auth::verify_password(password, stored_hash)?)
+    }
+}
+
 /// Liveness of the store behind the repositories, for `/readyz` and `/metrics`.
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
@@ -49,6 +71,7 @@ pub struct SystemPorts {
     pub clock: Arc<dyn Clock>,
     pub ids: Arc<dyn IdGenerator>,
     pub random: Arc<dyn Random>,
+    pub passwords: Arc<dyn PasswordVerifier>,
 }
 
 /// The real clock: now, truncated to microseconds.
@@ -78,12 +101,15 @@ impl Random for deckhand_auth::OsRandom {
 }
 
 impl SystemPorts {
-    /// The production ports: system clock, v7 ids, the OS CSPRNG.
+    /// The production ports: system clock, v7 ids, the OS CSPRNG, and passwords verified on
+    /// the calling thread (a server replaces that with a verifier that keeps argon2 off its
+    /// request threads).
     pub fn system() -> Self {
         Self {
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidV7Ids),
             random: Arc::new(deckhand_auth::OsRandom::new()),
+            passwords: Arc::new(InlinePasswordVerifier),
         }
     }
 }

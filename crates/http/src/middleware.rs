@@ -17,7 +17,7 @@ use tracing::Instrument as _;
 
 use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
-use crate::client_ip::client_ip;
+use crate::client_ip::client_key;
 use crate::error::ApiError;
 use crate::nul;
 use crate::rate_limit::Decision;
@@ -131,10 +131,7 @@ pub async fn api_gate(
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
     let state = request.app_data::<web::Data<HttpState>>().cloned();
-    // The OAuth endpoints authenticate clients their own way (RFC 6749) and answer in their
-    // own formats: the resource server's lanes, quotas and envelope do not apply to them.
-    let is_resource_path = |path: &str| path.starts_with(API_BASE) && !path.starts_with(OAUTH_BASE);
-    let Some(state) = state.filter(|_| is_resource_path(request.path())) else {
+    let Some(state) = state.filter(|_| is_resource_path(routed_path(&request))) else {
         return next
             .call(request)
             .await
@@ -166,7 +163,7 @@ pub async fn api_gate(
             Err(error) => return Ok(request.error_response(error).map_into_right_body()),
         }
     }
-    let ip = client_ip(request.request(), &state.config.trusted_proxies);
+    let ip = client_key(request.request(), &state.config.trusted_proxies);
     if let Some(left) = state.revoked_uses.blocked(ip, Instant::now()) {
         return Ok(request
             .error_response(revoked_token_abuse(left))
@@ -206,6 +203,28 @@ pub async fn api_gate(
     };
     rate_limit_headers(response.headers_mut(), decision);
     Ok(response)
+}
+
+/// The path the router matches, which is what decides where a request goes: the request
+/// line's path with every percent-encoded byte decoded except `%`, `/` and `+` (actix's
+/// requoting). `/%61pi/public/v1/games/mtg/decks` is routed to the deck list, so it must be
+/// gated as `/api/public/v1/games/mtg/decks`; deciding on the raw path would let an encoded
+/// spelling walk around the gate. (What a signature covers stays the raw path: see
+/// `auth::request_facts`.)
+pub(crate) fn routed_path(request: &ServiceRequest) -> &str {
+    request.match_info().as_str()
+}
+
+/// Whether `path` (as routed) is the resource server's: under the API base, outside the OAuth
+/// endpoints, which authenticate clients their own way (RFC 6749) and answer in their own
+/// formats, so the lanes, quotas and envelope do not apply to them. Prefixes end at a segment
+/// boundary, as the router's scopes do.
+fn is_resource_path(path: &str) -> bool {
+    let under = |base: &str| {
+        path.strip_prefix(base)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    };
+    under(API_BASE) && !under(OAUTH_BASE)
 }
 
 /// The envelope code of a revoked OAuth token, whose repeated use closes the API to an IP.
@@ -303,6 +322,16 @@ pub fn envelope_bare_errors<B>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resource_paths_end_their_prefixes_at_a_segment() {
+        assert!(is_resource_path("/api/public/v1/games/mtg/decks"));
+        assert!(is_resource_path("/api/public/v1"));
+        assert!(is_resource_path("/api/public/v1/oauthx"));
+        assert!(!is_resource_path("/api/public/v1/oauth/token"));
+        assert!(!is_resource_path("/api/public/v1x/games"));
+        assert!(!is_resource_path("/healthz"));
+    }
 
     #[test]
     fn request_ids_are_echoed_only_when_plain() {

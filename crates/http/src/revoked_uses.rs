@@ -1,11 +1,13 @@
 //! The abuse rule for revoked OAuth tokens: 20 or more uses of revoked tokens from one IP
 //! within 10 minutes close the API to that IP for 10 minutes (contract §5). Counted per
-//! instance, like the other rate limits; off when rate limits are off.
+//! instance, like the other rate limits, and per [`IpKey`] (an IPv6 client by its /64); off
+//! when rate limits are off.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+use crate::client_ip::IpKey;
 
 pub const THRESHOLD: usize = 20;
 pub const WINDOW: Duration = Duration::from_secs(600);
@@ -22,7 +24,7 @@ struct Record {
 #[derive(Debug)]
 pub struct RevokedTokenUses {
     enabled: bool,
-    records: Mutex<HashMap<IpAddr, Record>>,
+    records: Mutex<HashMap<IpKey, Record>>,
 }
 
 impl RevokedTokenUses {
@@ -33,14 +35,14 @@ impl RevokedTokenUses {
         }
     }
 
-    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, Record>> {
+    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<IpKey, Record>> {
         self.records
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// How long `ip` stays blocked, if it is.
-    pub fn blocked(&self, ip: IpAddr, now: Instant) -> Option<Duration> {
+    pub fn blocked(&self, ip: IpKey, now: Instant) -> Option<Duration> {
         if !self.enabled {
             return None;
         }
@@ -52,7 +54,7 @@ impl RevokedTokenUses {
     }
 
     /// Counts one use of a revoked token from `ip`; returns the block it triggers, if any.
-    pub fn record(&self, ip: IpAddr, now: Instant) -> Option<Duration> {
+    pub fn record(&self, ip: IpKey, now: Instant) -> Option<Duration> {
         if !self.enabled {
             return None;
         }
@@ -88,8 +90,27 @@ impl RevokedTokenUses {
 mod tests {
     use super::*;
 
-    const IP: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 1));
-    const OTHER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 2));
+    use std::net::IpAddr;
+
+    const IP: IpKey = IpKey::v4(192, 0, 2, 1);
+    const OTHER: IpKey = IpKey::v4(192, 0, 2, 2);
+
+    fn key(ip: &str) -> IpKey {
+        IpKey::of(ip.parse::<IpAddr>().unwrap())
+    }
+
+    #[test]
+    fn an_ipv6_64_is_one_client() {
+        let uses = RevokedTokenUses::new(true);
+        let now = Instant::now();
+        // Every use from another address of the same /64.
+        for i in 1..20 {
+            assert_eq!(uses.record(key(&format!("2001:db8:7:7::{i:x}")), now), None);
+        }
+        assert_eq!(uses.record(key("2001:db8:7:7:abcd::1"), now), Some(BLOCK));
+        assert!(uses.blocked(key("2001:db8:7:7:ffff::ffff"), now).is_some());
+        assert_eq!(uses.blocked(key("2001:db8:7:8::1"), now), None);
+    }
 
     #[test]
     fn the_twentieth_use_within_ten_minutes_blocks_the_ip_for_ten_minutes() {

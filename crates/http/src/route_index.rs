@@ -11,6 +11,15 @@ use crate::error::ApiError;
 /// Paths and their methods, to tell "no such path" (404) from "no such method" (405).
 pub(crate) struct RouteIndex(Vec<(ResourceDef, Vec<&'static str>)>);
 
+/// How many `{parameter}` segments a pattern has: of several patterns matching one path, the
+/// one with fewest is the path's own (`/sideboard-guides/my` over `/sideboard-guides/{id}`,
+/// which the router tries after it).
+fn parameters(resource: &ResourceDef) -> usize {
+    resource
+        .pattern()
+        .map_or(0, |pattern| pattern.matches('{').count())
+}
+
 impl RouteIndex {
     /// The document's operations plus `operational`, extra paths (with their methods)
     /// outside it.
@@ -43,11 +52,19 @@ impl RouteIndex {
     }
 
     /// The `Allow` header value for `path`, or `None` when no route has that path.
-    fn allowed_methods(&self, path: &str) -> Option<String> {
-        let mut methods: Vec<&str> = self
+    pub(crate) fn allowed_methods(&self, path: &str) -> Option<String> {
+        let matching: Vec<&(ResourceDef, Vec<&'static str>)> = self
             .0
             .iter()
             .filter(|(resource, _)| resource.is_match(path))
+            .collect();
+        let fewest = matching
+            .iter()
+            .map(|(resource, _)| parameters(resource))
+            .min()?;
+        let mut methods: Vec<&str> = matching
+            .into_iter()
+            .filter(|(resource, _)| parameters(resource) == fewest)
             .flat_map(|(_, methods)| methods.iter().copied())
             .collect();
         if methods.is_empty() {
@@ -63,13 +80,41 @@ impl RouteIndex {
 }
 
 /// Every request no route took: 405 with `Allow` when the path exists, else 404 (also where
-/// no index is registered, as in tests that mount their own routes).
+/// no index is registered, as in tests that mount their own routes). Also the default service
+/// of resources that list their methods themselves, so their 405 carries `Allow` too (RFC 9110
+/// §15.5.6). The path is the one the router matched, percent-encoding decoded as it decodes it.
 pub(crate) async fn fallback(request: HttpRequest) -> Result<HttpResponse, ApiError> {
     let allowed = request
         .app_data::<web::Data<RouteIndex>>()
-        .and_then(|routes| routes.allowed_methods(request.path()));
+        .and_then(|routes| routes.allowed_methods(request.match_info().as_str()));
     Err(match allowed {
         Some(allowed) => ApiError::method_not_allowed(&allowed),
         None => ApiError::not_found(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(paths: &[(&str, &[&'static str])]) -> RouteIndex {
+        RouteIndex::new(&OpenApi::default(), paths)
+    }
+
+    #[test]
+    fn a_fixed_segment_answers_for_its_own_path_not_the_parameter_beside_it() {
+        let routes = index(&[
+            ("/guides/my", &["GET"]),
+            ("/guides/{id}", &["GET", "PATCH"]),
+        ]);
+        assert_eq!(
+            routes.allowed_methods("/guides/my").as_deref(),
+            Some("GET, HEAD")
+        );
+        assert_eq!(
+            routes.allowed_methods("/guides/0190").as_deref(),
+            Some("GET, HEAD, PATCH")
+        );
+        assert_eq!(routes.allowed_methods("/nowhere"), None);
+    }
 }

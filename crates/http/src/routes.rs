@@ -63,7 +63,9 @@ pub(crate) fn operational(config: &mut web::ServiceConfig) {
         .service(
             web::resource(AUTHORIZE_PATH)
                 .route(web::get().to(handlers::oauth::authorize::authorize_page))
-                .route(web::post().to(handlers::oauth::authorize::authorize_decision)),
+                .route(web::post().to(handlers::oauth::authorize::authorize_decision))
+                // A resource's own 405 has no `Allow`; the fallback's has.
+                .default_service(web::to(crate::route_index::fallback)),
         );
 }
 

@@ -358,3 +358,49 @@ async fn a_signed_body_reaches_the_handler_intact() {
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     assert_eq!(replayed["error"], "SERVICE_AUTHENTICATION_FAILED");
 }
+
+/// The real application with an anonymous quota of `anonymous` a minute.
+fn state_with_quota(anonymous: u32) -> web::Data<HttpState> {
+    let services = Services::new(
+        deckhand_memory::repositories(),
+        SystemPorts::system(),
+        ServiceSettings::new([1; 32]),
+    );
+    let config = HttpConfig {
+        rate_limits: Some(
+            [("anonymous", anonymous), ("user", 100), ("partner", 100)]
+                .into_iter()
+                .map(|(tier, quota)| (tier.to_owned(), quota))
+                .collect(),
+        ),
+        ..HttpConfig::new("http://test")
+    };
+    web::Data::new(HttpState::new(services, config).unwrap())
+}
+
+#[actix_web::test]
+async fn an_ipv6_64_shares_one_anonymous_quota() {
+    let app = init_service(deckhand_http::app(state_with_quota(2))).await;
+    let from = |peer: &str| {
+        TestRequest::get()
+            .uri("/api/public/v1/_probe/public")
+            .peer_addr(peer.parse().unwrap())
+    };
+    // Two addresses of one /64 spend its quota; a third address of it is limited...
+    for peer in ["[2001:db8:5:6::1]:4000", "[2001:db8:5:6:ffff::2]:4000"] {
+        assert_eq!(send(&app, from(peer)).await.0, StatusCode::OK, "{peer}");
+    }
+    let (status, body) = send(&app, from("[2001:db8:5:6:1:2:3:4]:4000")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(body["error"], "SERVICE_RATE_LIMITED");
+    // ...while the next /64, and IPv4 addresses each alone, have their own.
+    for peer in ["[2001:db8:5:7::1]:4000", "192.0.2.1:4000", "192.0.2.2:4000"] {
+        assert_eq!(send(&app, from(peer)).await.0, StatusCode::OK, "{peer}");
+    }
+    // A dual-stack socket's IPv4-mapped address is that IPv4 address.
+    assert_eq!(send(&app, from("192.0.2.3:4000")).await.0, StatusCode::OK);
+    let (status, _) = send(&app, from("[::ffff:192.0.2.3]:4000")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, _) = send(&app, from("[::ffff:192.0.2.3]:4000")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+}

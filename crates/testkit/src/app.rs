@@ -97,7 +97,7 @@ impl TestAppBuilder {
                 (postgres_repositories(&url).await, None, Some(url))
             }
         };
-        let mut system = SystemPorts::system();
+        let mut system = deckhand::passwords::server_system_ports();
         if let Some(clock) = self.clock {
             system.clock = clock;
         }
@@ -194,7 +194,7 @@ impl TestApp {
         let repositories = postgres_repositories(&url).await;
         let mut app = TestApp::serve(
             repositories,
-            SystemPorts::system(),
+            deckhand::passwords::server_system_ports(),
             Some(HttpConfig::default_rate_limits()),
             Some(self.public_url.clone()),
             ConnectionLimits::default(),

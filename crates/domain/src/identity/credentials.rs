@@ -4,7 +4,7 @@
 use deckhand_auth::TokenKind;
 
 /// The `Authorization` header, by scheme.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum AuthorizationHeader {
     Bearer(String),
     Dpop(String),
@@ -33,7 +33,7 @@ impl AuthorizationHeader {
 }
 
 /// The credential headers of one request, as sent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct PresentedCredentials {
     pub authorization: Option<AuthorizationHeader>,
     pub dpop_proof: Option<String>,
@@ -43,7 +43,7 @@ pub struct PresentedCredentials {
 }
 
 /// The credentials of exactly one accepted combination.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum LaneCredentials {
     Anonymous,
     PersonalAccessToken(String),
@@ -62,6 +62,51 @@ pub enum LaneCredentials {
         access_token: String,
         proof: String,
     },
+}
+
+// Tokens, API keys, signatures and proofs are credentials: Debug (and so any log or panic
+// message) names which were sent, never what they hold.
+
+impl std::fmt::Debug for AuthorizationHeader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Bearer(_) => f.write_str("Bearer(..)"),
+            Self::Dpop(_) => f.write_str("Dpop(..)"),
+            Self::Unsupported => f.write_str("Unsupported"),
+        }
+    }
+}
+
+impl std::fmt::Debug for PresentedCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PresentedCredentials")
+            .field("authorization", &self.authorization)
+            .field("dpop_proof", &self.dpop_proof.is_some())
+            .field("partner_id", &self.partner_id)
+            .field("signature", &self.signature.is_some())
+            .field("api_key", &self.api_key.is_some())
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for LaneCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Anonymous => f.write_str("Anonymous"),
+            Self::PersonalAccessToken(_) => f.write_str("PersonalAccessToken(..)"),
+            Self::PartnerSignature { partner_id, .. } => f
+                .debug_struct("PartnerSignature")
+                .field("partner_id", partner_id)
+                .finish_non_exhaustive(),
+            Self::PartnerSignatureWithPat { partner_id, .. } => f
+                .debug_struct("PartnerSignatureWithPat")
+                .field("partner_id", partner_id)
+                .finish_non_exhaustive(),
+            Self::PartnerApiKey(_) => f.write_str("PartnerApiKey(..)"),
+            Self::OAuthBearer(_) => f.write_str("OAuthBearer(..)"),
+            Self::OAuthDpop { .. } => f.write_str("OAuthDpop { .. }"),
+        }
+    }
 }
 
 /// The credentials are not one of the accepted combinations.
@@ -119,6 +164,17 @@ impl PresentedCredentials {
             _ => return Err(RejectedCombination),
         };
         Ok(lane)
+    }
+
+    /// The DPoP scheme with nothing else but no `DPoP` header: the DPoP lane with its proof
+    /// missing, which RFC 9449 and the contract answer with the DPoP challenge like any other
+    /// bad proof (it is still a rejected combination: [`Self::lane`] refuses it).
+    pub fn lacks_dpop_proof(&self) -> bool {
+        matches!(self.authorization, Some(AuthorizationHeader::Dpop(_)))
+            && self.dpop_proof.is_none()
+            && self.partner_id.is_none()
+            && self.signature.is_none()
+            && self.api_key.is_none()
     }
 }
 
@@ -255,5 +311,58 @@ mod tests {
                 "{credentials:?}"
             );
         }
+    }
+
+    #[test]
+    fn debug_never_prints_a_credential() {
+        let presented = PresentedCredentials {
+            authorization: Some(AuthorizationHeader::Dpop("dh_at_secret1".into())),
+            dpop_proof: Some("eyJsecret2".into()),
+            partner_id: Some("acme".into()),
+            signature: Some("v1.1.secret3".into()),
+            api_key: Some("dh_key_secret4".into()),
+        };
+        let lanes = [
+            LaneCredentials::PersonalAccessToken("dh_pat_secret1".into()),
+            LaneCredentials::PartnerSignatureWithPat {
+                partner_id: "acme".into(),
+                signature: "v1.1.secret2".into(),
+                pat: "dh_pat_secret3".into(),
+            },
+            LaneCredentials::PartnerApiKey("dh_key_secret4".into()),
+            LaneCredentials::OAuthBearer("dh_at_secret5".into()),
+            LaneCredentials::OAuthDpop {
+                access_token: "dh_at_secret6".into(),
+                proof: "eyJsecret7".into(),
+            },
+        ];
+        let printed = format!("{presented:?} {lanes:?} {:?}", bearer("dh_at_secret8"));
+        assert!(!printed.contains("secret"), "{printed}");
+        assert!(printed.contains("acme"), "{printed}");
+    }
+
+    #[test]
+    fn only_the_dpop_scheme_alone_lacks_a_proof() {
+        let dpop = Some(AuthorizationHeader::Dpop("dh_at_x".into()));
+        let alone = PresentedCredentials {
+            authorization: dpop.clone(),
+            ..Default::default()
+        };
+        assert!(alone.lacks_dpop_proof());
+        let with_proof = PresentedCredentials {
+            dpop_proof: Some(String::new()),
+            ..alone.clone()
+        };
+        assert!(!with_proof.lacks_dpop_proof());
+        let with_key = PresentedCredentials {
+            api_key: Some("dh_key_x".into()),
+            ..alone
+        };
+        assert!(!with_key.lacks_dpop_proof());
+        let bearer = PresentedCredentials {
+            authorization: bearer("dh_at_x"),
+            ..Default::default()
+        };
+        assert!(!bearer.lacks_dpop_proof());
     }
 }

@@ -108,7 +108,8 @@ pub enum AuthError {
     /// An OAuth token whose grant was revoked.
     #[error("the token has been revoked")]
     TokenRevoked,
-    /// A DPoP proof failed a check (the reason is for the `error_description`).
+    /// A DPoP proof failed a check, or the DPoP scheme came without one (the reason is for
+    /// the `error_description`).
     #[error("invalid DPoP proof: {0}")]
     InvalidDpopProof(String),
     #[error(transparent)]
@@ -341,6 +342,7 @@ mod tests {
             clock: Arc::new(FixedClock::at(datetime!(2026-03-01 12:00 UTC))),
             ids: Arc::new(ids),
             random: Arc::new(random),
+            passwords: Arc::new(crate::ports::InlinePasswordVerifier),
         }
     }
 

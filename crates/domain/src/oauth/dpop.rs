@@ -11,7 +11,7 @@ use super::ports::OAuthRepository;
 pub const JTI_LIFETIME: Duration = Duration::minutes(5);
 
 /// A `DPoP` proof header with the request it came with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct PresentedProof {
     /// The compact JWS, as sent.
     pub proof: String,
@@ -19,6 +19,16 @@ pub struct PresentedProof {
     pub method: String,
     /// `DECKHAND_PUBLIC_URL` + the request's path: what `htu` must name.
     pub uri: String,
+}
+
+impl std::fmt::Debug for PresentedProof {
+    // A proof is a credential until it expires or is spent: never print it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PresentedProof")
+            .field("method", &self.method)
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Why a proof was refused; the text is the `error_description`.

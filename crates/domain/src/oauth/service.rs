@@ -5,9 +5,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use deckhand_auth::{
-    CheckedProof, TokenHash, TokenKind, constant_time_eq, mint_token, verify_password,
-};
+use deckhand_auth::{CheckedProof, TokenHash, TokenKind, constant_time_eq, mint_token};
 use time::OffsetDateTime;
 
 use super::authorize::{
@@ -347,11 +345,14 @@ impl OAuthService {
             .filter(|user| user.active)
             .and_then(|user| user.password_hash.clone());
         let has_password = stored_hash.is_some();
-        let matches = verify_password(
-            password,
-            stored_hash.as_deref().unwrap_or(DECOY_PASSWORD_HASH),
-        )
-        .map_err(anyhow::Error::new)?;
+        let matches = self
+            .system
+            .passwords
+            .verify(
+                password,
+                stored_hash.as_deref().unwrap_or(DECOY_PASSWORD_HASH),
+            )
+            .await?;
         let user = match (user, matches, has_password) {
             (Some(user), true, true) => user,
             _ => return Err(SignInError::InvalidCredentials),
@@ -793,6 +794,7 @@ impl From<ProofRefused> for TokenError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use deckhand_auth::verify_password;
 
     #[test]
     fn a_refresh_must_fit_the_grants_dpop_binding() {

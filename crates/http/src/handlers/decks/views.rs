@@ -3,7 +3,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::access::{DeckPath, PathAccess, ReadDecks};
-use crate::client_ip::client_ip;
+use crate::client_ip::client_key;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -35,7 +35,8 @@ pub async fn register_view(
         ..
     }: PathAccess<ReadDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let ip = client_ip(&request, &state.config.trusted_proxies);
+    // Deduped per client as every per-IP rule counts it (an IPv6 client by its /64).
+    let ip = client_key(&request, &state.config.trusted_proxies).addr();
     let count = state
         .services
         .decks

@@ -9,7 +9,7 @@ use deckhand_domain::oauth::{
     AuthorizationParams, AuthorizationRequest, AuthorizeError, AuthorizeErrorCode, SignInError,
 };
 
-use super::form::Params;
+use super::form::{Params, read_form_body};
 use super::page::{
     CSRF_COOKIE, ConsentPage, SESSION_COOKIE, cookie, error_page, html, redirect_back,
     redirect_error, secured,
@@ -157,9 +157,19 @@ pub async fn authorize_page(request: HttpRequest, state: web::Data<HttpState>) -
 /// The form of the consent page: approve (signing in first when there is no session) or deny.
 pub async fn authorize_decision(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> HttpResponse {
+    let body = match read_form_body(&request, payload).await {
+        Ok(body) => body,
+        Err(error) => {
+            return error_page(
+                error.status(),
+                "This form could not be read",
+                format!("{error}. Please go back and try again."),
+            );
+        }
+    };
     let (params, authorization) = match checked_request(Params::form(&request, &body), &state).await
     {
         Ok(checked) => checked,

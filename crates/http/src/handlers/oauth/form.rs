@@ -3,17 +3,100 @@
 use std::collections::HashMap;
 
 use actix_web::HttpRequest;
-use actix_web::http::header::{AUTHORIZATION, CONTENT_TYPE};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use actix_web::web::{self, Bytes, BytesMut};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use deckhand_domain::oauth::{BasicCredentials, ClientAuthentication};
+use futures_util::StreamExt as _;
 
 use crate::oauth_error::OAuthError;
+use crate::state::{HttpConfig, HttpState};
+
+/// The largest form body the OAuth endpoints read. Their forms hold a handful of short
+/// parameters (the consent form, the longest, well under a kilobyte), so the API's 4 MiB
+/// limit would only let a client make the server build a map of megabytes per request.
+pub const MAX_FORM_BYTES: usize = 64 * 1024;
+/// The most parameters a form body or query of the OAuth endpoints may hold; RFC 6749 lets
+/// clients add unknown ones, but no client needs dozens.
+pub const MAX_PARAMS: usize = 64;
+
+/// Why a form body could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FormBodyError {
+    #[error("the form body is larger than 64 KiB")]
+    TooLarge,
+    #[error("the request body did not arrive in time")]
+    TimedOut,
+    #[error("the request body could not be read")]
+    Unreadable,
+}
+
+impl FormBodyError {
+    pub fn status(self) -> StatusCode {
+        match self {
+            Self::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TimedOut => StatusCode::REQUEST_TIMEOUT,
+            Self::Unreadable => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+impl From<FormBodyError> for OAuthError {
+    fn from(error: FormBodyError) -> Self {
+        Self::new(error.status(), "invalid_request", error.to_string())
+    }
+}
+
+/// The whole body of an OAuth request, up to [`MAX_FORM_BYTES`] (refused by `Content-Length`
+/// before reading, or as soon as the count passes it) and within the body timeout.
+pub async fn read_form_body(
+    request: &HttpRequest,
+    mut payload: web::Payload,
+) -> Result<Bytes, FormBodyError> {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok());
+    if declared.is_some_and(|length| length > MAX_FORM_BYTES) {
+        return Err(FormBodyError::TooLarge);
+    }
+    let read = async move {
+        let mut body = BytesMut::new();
+        while let Some(chunk) = payload.next().await {
+            let chunk = chunk.map_err(|_| FormBodyError::Unreadable)?;
+            if body.len() + chunk.len() > MAX_FORM_BYTES {
+                return Err(FormBodyError::TooLarge);
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    };
+    let limit = request
+        .app_data::<web::Data<HttpState>>()
+        .map_or(HttpConfig::DEFAULT_BODY_TIMEOUT, |state| {
+            state.config.body_timeout
+        });
+    actix_web::rt::time::timeout(limit, read)
+        .await
+        .unwrap_or(Err(FormBodyError::TimedOut))
+}
 
 /// The parameters of a form body or query: each name once (RFC 6749 §3.1: a repeated parameter
 /// makes the request invalid).
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Params(HashMap<String, String>);
+
+impl std::fmt::Debug for Params {
+    // Values include passwords, codes, verifiers, tokens and secrets: only names are printed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&String> = self.0.keys().collect();
+        names.sort_unstable();
+        f.debug_tuple("Params").field(&names).finish()
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ParamsError {
@@ -23,11 +106,16 @@ pub enum ParamsError {
     Repeated(String),
     #[error("the parameter {0} holds a NUL character")]
     Nul(String),
+    #[error("send at most 64 parameters")]
+    TooMany,
 }
 
 impl Params {
     /// Parameters of a query string or form body (`application/x-www-form-urlencoded`).
     pub fn parse(encoded: &[u8]) -> Result<Self, ParamsError> {
+        if form_urlencoded::parse(encoded).nth(MAX_PARAMS).is_some() {
+            return Err(ParamsError::TooMany);
+        }
         if let Some(name) = crate::nul::field_with_nul(form_urlencoded::parse(encoded)) {
             return Err(ParamsError::Nul(name));
         }
@@ -57,10 +145,14 @@ impl Params {
         Self::parse(body)
     }
 
-    /// The form of a token, introspection or revocation request; anything else is
-    /// `invalid_request`.
-    pub fn token_form(request: &HttpRequest, body: &[u8]) -> Result<Self, OAuthError> {
-        Self::form(request, body).map_err(|error| OAuthError::invalid_request(error.to_string()))
+    /// The form of a token, introspection or revocation request, read from `payload`; anything
+    /// else is `invalid_request` (413 when the body is over [`MAX_FORM_BYTES`]).
+    pub async fn token_form(
+        request: &HttpRequest,
+        payload: web::Payload,
+    ) -> Result<Self, OAuthError> {
+        let body = read_form_body(request, payload).await?;
+        Self::form(request, &body).map_err(|error| OAuthError::invalid_request(error.to_string()))
     }
 
     /// A parameter; an empty value counts as absent (RFC 6749 §3.1).
@@ -127,6 +219,24 @@ mod tests {
         assert_eq!(params.get("a").as_deref(), Some("1"));
         assert_eq!(params.get("b"), None);
         assert!(params.has("b"));
+    }
+
+    #[test]
+    fn more_than_the_most_parameters_are_refused() {
+        let at_most: String = (0..MAX_PARAMS).map(|i| format!("p{i}=x&")).collect();
+        assert!(Params::parse(at_most.as_bytes()).is_ok());
+        let over = format!("{at_most}one=more");
+        assert_eq!(
+            Params::parse(over.as_bytes()).unwrap_err(),
+            ParamsError::TooMany
+        );
+    }
+
+    #[test]
+    fn debug_prints_parameter_names_only() {
+        let params = Params::parse(b"password=hunter2&code=dh_ac_secret&username=alice").unwrap();
+        let printed = format!("{params:?}");
+        assert_eq!(printed, r#"Params(["code", "password", "username"])"#);
     }
 
     #[test]

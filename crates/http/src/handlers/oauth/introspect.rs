@@ -93,10 +93,10 @@ impl From<Introspection> for IntrospectionResponse {
 #[post("/oauth/introspect")]
 pub async fn introspect(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::token_form(&request, &body)?;
+    let params = Params::token_form(&request, payload).await?;
     let introspection = state
         .services
         .oauth

@@ -26,15 +26,17 @@ pub struct RevokeForm {
         (status = 400, body = OAuthErrorBody, description = "invalid_request: no token"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    // Basic is optional: public clients send `client_id` in the form and no `Authorization`
+    // (the empty requirement says "or nothing").
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/revoke")]
 pub async fn revoke(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::token_form(&request, &body)?;
+    let params = Params::token_form(&request, payload).await?;
     state
         .services
         .oauth

@@ -28,7 +28,7 @@ pub struct TokenForm {
     client_id: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Serialize, ToSchema)]
 pub struct TokenResponse {
     access_token: String,
     /// `Bearer`, or `DPoP` for tokens bound to a key.
@@ -40,6 +40,18 @@ pub struct TokenResponse {
     refresh_token: Option<String>,
     /// The access token's scopes, space-delimited.
     scope: String,
+}
+
+impl std::fmt::Debug for TokenResponse {
+    // The tokens are the credentials themselves: never print them.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenResponse")
+            .field("token_type", &self.token_type)
+            .field("expires_in", &self.expires_in)
+            .field("refresh_token", &self.refresh_token.is_some())
+            .field("scope", &self.scope)
+            .finish_non_exhaustive()
+    }
 }
 
 impl From<IssuedTokenResponse> for TokenResponse {
@@ -55,7 +67,8 @@ impl From<IssuedTokenResponse> for TokenResponse {
 }
 
 /// The token endpoint (RFC 6749 §3.2): exchanges an authorization code (with its PKCE verifier)
-/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic. With a `DPoP`
+/// or rotates a refresh token. Confidential clients authenticate with HTTP Basic; public
+/// clients send no `Authorization`, only `client_id` in the form. With a `DPoP`
 /// proof header (RFC 9449) the tokens are bound to the proof's key (`token_type` `DPoP`), and
 /// refreshing a bound grant needs a proof by the same key.
 #[utoipa::path(
@@ -69,15 +82,17 @@ impl From<IssuedTokenResponse> for TokenResponse {
         (status = 400, body = OAuthErrorBody, description = "invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or invalid_dpop_proof"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    // Basic is optional: public clients send `client_id` in the form and no `Authorization`
+    // (the empty requirement says "or nothing").
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/token")]
 pub async fn token(
     request: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
     state: web::Data<HttpState>,
 ) -> Result<HttpResponse, OAuthError> {
-    let params = Params::token_form(&request, &body)?;
+    let params = Params::token_form(&request, payload).await?;
     let proof = dpop_header(request.headers()).map_err(|Unreadable| {
         OAuthError::invalid_dpop_proof("send exactly one DPoP header, of visible ASCII")
     })?;

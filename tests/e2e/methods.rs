@@ -1,0 +1,125 @@
+//! `Allow`, on OPTIONS and on every 405, names exactly the methods the OpenAPI document gives
+//! the path (plus HEAD with GET), for every documented path and the HTML consent page.
+
+use std::collections::BTreeSet;
+
+use deckhand_testkit::app::{Store, TestApp};
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::support::{assert_envelope, send};
+
+const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+
+/// A concrete path for `pattern`: `{game}` is mtg, any other parameter a UUID (the router
+/// matches any segment; which handler would refuse it does not matter here).
+fn concrete(pattern: &str) -> String {
+    pattern
+        .split('/')
+        .map(|segment| match segment {
+            "{game}" => "mtg",
+            s if s.starts_with('{') => "0190b7a2-6d55-7c1e-9a3b-2f4c5d6e7f80",
+            s => s,
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The methods the document gives each path.
+fn documented(document: &Value) -> Vec<(String, BTreeSet<String>)> {
+    document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(path, item)| {
+            let methods = item
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|key| key.to_ascii_uppercase())
+                .filter(|key| METHODS.contains(&key.as_str()))
+                .collect();
+            (path.clone(), methods)
+        })
+        .collect()
+}
+
+fn allow_value(methods: &BTreeSet<String>) -> String {
+    let mut methods = methods.clone();
+    if methods.contains("GET") {
+        methods.insert("HEAD".to_owned());
+    }
+    methods.into_iter().collect::<Vec<_>>().join(", ")
+}
+
+async fn assert_allow(app: &TestApp, method: &str, path: &str, allow: &str) {
+    let (status, headers, body) = send(app.client.request(
+        Method::from_bytes(method.as_bytes()).unwrap(),
+        app.url(path),
+    ))
+    .await;
+    assert_eq!(
+        status,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "{method} {path}: {body}"
+    );
+    assert_envelope(&body, "SERVICE_METHOD_NOT_ALLOWED");
+    let sent = headers
+        .get("allow")
+        .unwrap_or_else(|| panic!("{method} {path}: a 405 without Allow"))
+        .to_str()
+        .unwrap();
+    assert_eq!(sent, allow, "{method} {path}");
+}
+
+#[tokio::test]
+async fn allow_names_the_documented_methods_of_every_path() {
+    let app = TestApp::builder(Store::Memory)
+        .rate_limits(None)
+        .start()
+        .await;
+    let (status, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let paths = documented(&document);
+    assert!(paths.len() > 20, "{paths:?}");
+    for (pattern, methods) in &paths {
+        let path = concrete(pattern);
+        let allow = allow_value(methods);
+        assert_allow(&app, "OPTIONS", &path, &allow).await;
+        // A method no route of this path has (nor any other pattern the path matches, so
+        // that no handler takes it): a 405 naming the same methods.
+        let overlapping: BTreeSet<&String> = paths
+            .iter()
+            .filter(|(other, _)| {
+                other.split('/').count() == pattern.split('/').count()
+                    && other
+                        .split('/')
+                        .zip(path.split('/'))
+                        .all(|(o, p)| o == p || o.starts_with('{'))
+            })
+            .flat_map(|(_, methods)| methods)
+            .collect();
+        if let Some(absent) = METHODS
+            .iter()
+            .find(|method| !overlapping.iter().any(|m| m.as_str() == **method))
+        {
+            assert_allow(&app, absent, &path, &allow).await;
+        }
+    }
+    // The fixed segment answers for its own path, not for the `{id}` beside it.
+    let my = "/api/public/v1/games/mtg/sideboard-guides/my";
+    assert_allow(&app, "OPTIONS", my, "GET, HEAD").await;
+    // The consent page is outside the document; its 405s carry `Allow` too.
+    let authorize = "/api/public/v1/oauth/authorize";
+    for method in ["OPTIONS", "PUT", "DELETE", "PATCH"] {
+        assert_allow(&app, method, authorize, "GET, HEAD, POST").await;
+    }
+    for path in [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/api/public/v1/openapi.json",
+    ] {
+        assert_allow(&app, "POST", path, "GET, HEAD").await;
+    }
+}
