@@ -1,12 +1,38 @@
 //! The route table. Public API operations are registered through utoipa-actix-web, so the
 //! OpenAPI document and the router come from the same list and cannot drift apart.
 
+use actix_web::dev::HttpServiceFactory;
 use actix_web::web;
+use utoipa_actix_web::OpenApiFactory;
+use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::handlers;
 
+/// What the route list registers its operations with: the router (with the document beside
+/// it), or a test that reads every operation's own schemas before the document merges them.
+pub(crate) trait Operations {
+    fn service<F: HttpServiceFactory + OpenApiFactory + 'static>(
+        &mut self,
+        factory: F,
+    ) -> &mut Self;
+}
+
+impl Operations for ServiceConfig<'_> {
+    fn service<F: HttpServiceFactory + OpenApiFactory + 'static>(
+        &mut self,
+        factory: F,
+    ) -> &mut Self {
+        ServiceConfig::service(self, factory)
+    }
+}
+
 /// Every operation of the public API, relative to [`crate::API_BASE`].
-pub(crate) fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub(crate) fn api(config: &mut ServiceConfig) {
+    operations(config);
+}
+
+/// The route list itself.
+pub(crate) fn operations<O: Operations>(config: &mut O) {
     config
         .service(handlers::probes::partner::probe_partner)
         .service(handlers::probes::public::probe_public)

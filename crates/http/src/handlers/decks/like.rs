@@ -17,6 +17,12 @@ use crate::state::HttpState;
         (status = 204, description = "Liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["decks:write"]),
+        ("OAuth2" = ["decks:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["decks:write"]),
+        ("PartnerSignature" = ["decks:write"], "PartnerId" = [], "PersonalAccessToken" = ["decks:write"])
     )
 )]
 #[put("/games/{game}/decks/{id}/like")]
@@ -37,6 +43,12 @@ pub async fn like_deck(
         (status = 204, description = "Not liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["decks:write"]),
+        ("OAuth2" = ["decks:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["decks:write"]),
+        ("PartnerSignature" = ["decks:write"], "PartnerId" = [], "PersonalAccessToken" = ["decks:write"])
     )
 )]
 #[delete("/games/{game}/decks/{id}/like")]

@@ -26,7 +26,7 @@ pub struct RevokeForm {
         (status = 400, body = OAuthErrorBody, description = "invalid_request: no token"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/revoke")]
 pub async fn revoke(

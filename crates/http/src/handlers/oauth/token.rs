@@ -69,7 +69,7 @@ impl From<IssuedTokenResponse> for TokenResponse {
         (status = 400, body = OAuthErrorBody, description = "invalid_request, invalid_grant, unauthorized_client, unsupported_grant_type, invalid_scope or invalid_dpop_proof"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/token")]
 pub async fn token(

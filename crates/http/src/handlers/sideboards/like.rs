@@ -17,6 +17,12 @@ use crate::state::HttpState;
         (status = 204, description = "Liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["sideboards:write"]),
+        ("OAuth2" = ["sideboards:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["sideboards:write"]),
+        ("PartnerSignature" = ["sideboards:write"], "PartnerId" = [], "PersonalAccessToken" = ["sideboards:write"])
     )
 )]
 #[put("/games/{game}/sideboard-guides/{id}/like")]
@@ -37,6 +43,12 @@ pub async fn like_guide(
         (status = 204, description = "Not liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["sideboards:write"]),
+        ("OAuth2" = ["sideboards:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["sideboards:write"]),
+        ("PartnerSignature" = ["sideboards:write"], "PartnerId" = [], "PersonalAccessToken" = ["sideboards:write"])
     )
 )]
 #[delete("/games/{game}/sideboard-guides/{id}/like")]
