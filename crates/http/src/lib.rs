@@ -44,6 +44,9 @@ use crate::route_index::RouteIndex;
 /// Base path of the public API.
 pub const API_BASE: &str = "/api/public/v1";
 
+/// Where the OpenAPI document is served (and where the reference page at `/docs` reads it).
+pub(crate) const OPENAPI_PATH: &str = "/api/public/v1/openapi.json";
+
 /// Base path of the OAuth server's endpoints: under the API base, but outside the resource
 /// server (no credential lanes, no quotas, no envelope).
 pub(crate) const OAUTH_BASE: &str = "/api/public/v1/oauth";
