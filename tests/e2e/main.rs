@@ -5,6 +5,7 @@
 
 mod catalog;
 mod decks;
+mod docs_browser;
 mod dpop;
 mod export;
 mod faults;

@@ -17,7 +17,7 @@ use crate::oauth_support::{CHALLENGE, PASSWORD, admin, world};
 const BROWSER_BUDGET: Duration = Duration::from_secs(45);
 
 /// chromedriver, stopped when dropped.
-struct Driver {
+pub(crate) struct Driver {
     child: Child,
     url: String,
 }
@@ -41,7 +41,7 @@ fn chromium_binary() -> std::path::PathBuf {
         })
 }
 
-async fn start_driver() -> Driver {
+pub(crate) async fn start_driver() -> Driver {
     let binary = which::which("chromedriver").unwrap_or_else(|_| {
         panic!(
             "chromedriver not found on PATH: install Debian's `chromium-driver` package \
@@ -76,6 +76,11 @@ async fn start_driver() -> Driver {
 }
 
 async fn browser(driver: &Driver) -> Client {
+    browser_of_size(driver, "720,1000").await
+}
+
+/// A headless Chromium session whose window is `size` ("width,height") CSS pixels.
+pub(crate) async fn browser_of_size(driver: &Driver, size: &str) -> Client {
     let mut capabilities = serde_json::Map::new();
     capabilities.insert(
         "goog:chromeOptions".into(),
@@ -83,7 +88,7 @@ async fn browser(driver: &Driver) -> Client {
             "binary": chromium_binary(),
             "args": [
                 "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=720,1000", "--hide-scrollbars",
+                &format!("--window-size={size}"), "--hide-scrollbars",
             ],
         }),
     );

@@ -317,7 +317,7 @@ async fn the_openapi_document_documents_every_error_and_links() {
     }
 
     // A field the document calls nullable takes `null`; the others are not called nullable.
-    let guide_body = &document["components"]["schemas"]["GuideBody"]["properties"];
+    let guide_body = &document["components"]["schemas"]["SideboardGuideBody"]["properties"];
     assert_eq!(
         guide_body["name"]["type"], "string",
         "{}",
@@ -357,7 +357,7 @@ async fn fields_documented_as_nullable_accept_null() {
     for (schema, url) in [
         ("DeckBody", format!("/games/mtg/decks/{deck_id}")),
         (
-            "GuideBody",
+            "SideboardGuideBody",
             format!("/games/mtg/sideboard-guides/{guide_id}"),
         ),
     ] {

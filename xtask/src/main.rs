@@ -1,6 +1,7 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
 //! It builds fast on purpose: no dependency beyond anyhow, clap and serde_json.
 
+mod client;
 mod fuzz;
 mod loadtest;
 mod local;
@@ -29,7 +30,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Everything CI checks, in order: fmt, clippy, tidy, test, fuzz.
+    /// Everything CI checks, in order: fmt, clippy, tidy, test, client, fuzz.
     Ci,
     /// The workspace tests: `cargo test --workspace --locked` plus these arguments (a `-p` here
     /// replaces `--workspace`).
@@ -50,6 +51,9 @@ enum Task {
     Bench,
     /// Regenerate docs/openapi.json from the binary.
     Openapi,
+    /// Generate a Python client from docs/openapi.json (openapi-python-client) and drive a
+    /// short flow with it against `deckhand serve` on the in-memory store (a step of `ci`).
+    Client,
     /// Schemathesis against `deckhand serve` on PostgreSQL, over every operation of its
     /// OpenAPI document (a step of `ci`; see docs/reliability.md).
     Fuzz {
@@ -124,6 +128,7 @@ fn run(task: Task) -> Result<()> {
                 ("clippy", &|| clippy(&root)),
                 ("tidy", &|| tidy::run(&root)),
                 ("test", &|| test(&root, &[])),
+                ("client", &|| client::run(&root, &target_dir(&root))),
                 ("fuzz", &|| {
                     fuzz::run(
                         &root,
@@ -150,6 +155,7 @@ fn run(task: Task) -> Result<()> {
         }
         Task::Bench => cargo(&root, &["bench", "--workspace"]),
         Task::Openapi => openapi(&root),
+        Task::Client => client::run(&root, &target_dir(&root)),
         Task::Fuzz {
             seed,
             seconds,

@@ -2,10 +2,12 @@
 //! the in-memory store. Files are read on a blocking thread and streamed record by record
 //! (gzip detected by its magic bytes, a JSON array or JSON Lines by the first character), and
 //! stored in batches through `CatalogService::import_batch`, so memory stays flat whatever the
-//! file's size. The rules for each record live in `deckhand_domain::catalog::source`.
+//! file's size. The rules for each record live in `deckhand_domain::catalog::source`. An
+//! operator at a terminal sees a progress bar of the file's bytes on stderr; anything else
+//! (a pipe, a log, CI) sees nothing but the JSON report on stdout.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, IsTerminal as _, Read};
 use std::marker::PhantomData;
 use std::path::Path;
 
@@ -13,6 +15,7 @@ use anyhow::Context as _;
 use deckhand_domain::Services;
 use deckhand_domain::catalog::source::{self, GenericCard, RecordError, ScryfallCard};
 use deckhand_domain::catalog::{CatalogEntry, Game};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
 use serde::{Deserializer as _, Serialize};
 use tokio::sync::mpsc;
@@ -68,9 +71,27 @@ pub async fn import_file(
         .await
         .with_context(|| format!("unknown game {game:?}"))?;
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    import_reader(services, &game, source, file)
+    let length = file.metadata().map(|metadata| metadata.len()).ok();
+    let progress = progress_bar(length, std::io::stderr().is_terminal());
+    let report = import_reader(services, &game, source, progress.wrap_read(file))
         .await
-        .with_context(|| format!("importing {}", path.display()))
+        .with_context(|| format!("importing {}", path.display()));
+    progress.finish_and_clear();
+    report
+}
+
+/// The bytes of the file read so far, drawn on stderr only when it is a terminal.
+fn progress_bar(length: Option<u64>, on_terminal: bool) -> ProgressBar {
+    if !on_terminal {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(length, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "importing [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec}, {eta} left",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 /// Imports the bundled catalogs (idempotent, like every import).
@@ -372,6 +393,17 @@ mod tests {
             assert_eq!(entries.len(), 1);
             assert_eq!(entries[0].printing.name, "Karn, Scion of Urza");
         }
+    }
+
+    #[test]
+    fn the_progress_bar_is_drawn_only_on_a_terminal() {
+        assert!(progress_bar(Some(10), false).is_hidden());
+        let bar = progress_bar(Some(10), true);
+        let mut read = Vec::new();
+        bar.wrap_read(&b"0123456789"[..])
+            .read_to_end(&mut read)
+            .unwrap();
+        assert_eq!((bar.position(), bar.length()), (10, Some(10)));
     }
 
     #[test]

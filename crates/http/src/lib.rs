@@ -11,6 +11,7 @@ pub mod body;
 mod client_ip;
 mod conditional;
 pub mod connection;
+pub mod deprecation;
 mod dto;
 mod error;
 mod export_cache;
@@ -42,6 +43,9 @@ use crate::route_index::RouteIndex;
 
 /// Base path of the public API.
 pub const API_BASE: &str = "/api/public/v1";
+
+/// Where the OpenAPI document is served (and where the reference page at `/docs` reads it).
+pub(crate) const OPENAPI_PATH: &str = "/api/public/v1/openapi.json";
 
 /// Base path of the OAuth server's endpoints: under the API base, but outside the resource
 /// server (no credential lanes, no quotas, no envelope).
@@ -78,12 +82,21 @@ pub fn app(
         .service(utoipa_actix_web::scope(API_BASE).configure(routes::api))
         .split_for_parts();
     openapi::complete(&mut document);
+    with_middleware(with_document(app.app_data(state), document))
+}
+
+/// Registers what the app reads from the OpenAPI document its routes were built from: the
+/// document itself (served, and rendered by `/docs`), the route index (404 or 405) and the
+/// headers of deprecated operations. Shared with tests that build their own routes.
+pub fn with_document<T>(app: App<T>, document: OpenApi) -> App<T>
+where
+    T: ServiceFactory<ServiceRequest, Config = (), Error = Error, InitError = ()>,
+{
     let routes = RouteIndex::new(&document, &routes::OPERATIONAL_PATHS);
-    with_middleware(
-        app.app_data(state)
-            .app_data(web::Data::new(routes))
-            .app_data(web::Data::new(document)),
-    )
+    let deprecations = deprecation::Deprecations::of(&document);
+    app.app_data(web::Data::new(routes))
+        .app_data(web::Data::new(deprecations))
+        .app_data(web::Data::new(document))
 }
 
 /// Extractor settings, the fallback route and the middleware stack, shared with tests that
@@ -120,6 +133,8 @@ where
         // Innermost: authentication and rate limits of API requests see the request first and
         // put their headers on every API response, errors included.
         .wrap(from_fn(middleware::api_gate))
+        // Outside the gate, so that its refusals of a deprecated operation carry the headers.
+        .wrap(from_fn(deprecation::headers))
         .wrap(ErrorHandlers::new().default_handler(middleware::envelope_bare_errors))
         .wrap(from_fn(middleware::request_context))
 }

@@ -4,38 +4,45 @@
 
 use std::collections::BTreeMap;
 
+use deckhand_domain::identity::Scope;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::ResponseBuilder;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::security::{
+    ApiKey, ApiKeyValue, AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes,
+    SecurityRequirement, SecurityScheme,
+};
 use utoipa::openapi::{ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Response};
-use utoipa::{Modify, OpenApi as _, ToSchema};
+use utoipa::{Modify, OpenApi as _};
 
 use crate::OAUTH_BASE;
 
+/// `info.version` is the interface version (contract part 9): a minor version for every
+/// addition, a new path prefix for anything removed or changed; `docs/changelog.md` says what
+/// each version added.
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.0.0",
-        description = "Decks, sideboard guides and cards for partners, OAuth clients and players."
+        version = "1.1.0",
+        description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
+            Versioning: additions are minor versions and clients must ignore unknown fields; \
+            anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
+            operations are marked `deprecated` here and answer `Deprecation`, `Sunset` and \
+            `Link: <...>; rel=\"deprecation\"` headers."
     ),
-    components(schemas(ErrorEnvelope, crate::handlers::decks::detail::Expand)),
+    components(schemas(crate::dto::envelope::ErrorEnvelope, crate::handlers::decks::detail::Expand)),
     modifiers(&SecuritySchemes)
 )]
 struct ApiDoc;
 
-/// The envelope of every error of the resource server.
-#[derive(ToSchema)]
-#[schema(as = Error)]
-#[allow(dead_code)] // Only its schema is used: errors are rendered by `ApiError`.
-struct ErrorEnvelope {
-    /// A stable code, e.g. `SERVICE_VALIDATION_ERROR`.
-    error: String,
-    /// For people; never parsed.
-    message: String,
-    /// `{}` when empty; `fields` for validation errors.
-    #[schema(value_type = Object)]
-    details: serde_json::Value,
+/// The security schemes' names, as operations name them in `security(...)`.
+mod scheme {
+    pub(super) const PAT: &str = "PersonalAccessToken";
+    pub(super) const OAUTH2: &str = "OAuth2";
+    pub(super) const DPOP: &str = "DPoP";
+    pub(super) const API_KEY: &str = "ApiKey";
+    pub(super) const SIGNATURE: &str = "PartnerSignature";
+    pub(super) const PARTNER_ID: &str = "PartnerId";
 }
 
 struct SecuritySchemes;
@@ -44,14 +51,31 @@ impl Modify for SecuritySchemes {
     fn modify(&self, document: &mut OpenApi) {
         let components = document.components.get_or_insert_with(Default::default);
         components.add_security_scheme(
-            "PersonalAccessToken",
+            scheme::PAT,
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .bearer_format("dh_pat_...")
-                    .description(Some("Authorization: Bearer <personal access token>"))
+                    .description(Some(
+                        "Authorization: Bearer <personal access token>; a PAT holds the scopes it was made with (see docs/api.md)",
+                    ))
                     .build(),
             ),
+        );
+        let scopes =
+            Scopes::from_iter(Scope::ALL.map(|scope| (scope.as_str(), scope_description(scope))));
+        components.add_security_scheme(
+            scheme::OAUTH2,
+            SecurityScheme::OAuth2(OAuth2::with_description(
+                [Flow::AuthorizationCode(AuthorizationCode::new(
+                    crate::routes::AUTHORIZE_PATH,
+                    format!("{OAUTH_BASE}/token"),
+                    scopes,
+                ))],
+                "An OAuth 2.0 access token (authorization code with PKCE S256), sent as Authorization: Bearer <access token>; \
+                 a DPoP-bound token is sent as Authorization: DPoP <access token> with the DPoP scheme's proof (see docs/oauth.md). \
+                 The server's metadata is at /.well-known/oauth-authorization-server.",
+            )),
         );
         components.add_security_scheme(
             "OAuthClientBasic",
@@ -65,27 +89,85 @@ impl Modify for SecuritySchemes {
             ),
         );
         components.add_security_scheme(
-            "DPoP",
+            scheme::DPOP,
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "DPoP",
                 "A DPoP proof JWT (RFC 9449: typ dpop+jwt, alg ES256 or EdDSA, a public jwk, htm, htu, iat, jti and ath), sent with Authorization: DPoP <access token> for a token bound to the proof's key (see docs/oauth.md)",
             ))),
         );
         components.add_security_scheme(
-            "ApiKey",
+            scheme::API_KEY,
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "X-Api-Key",
                 "A partner API key (dh_key_...)",
             ))),
         );
         components.add_security_scheme(
-            "PartnerSignature",
+            scheme::SIGNATURE,
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
                 "X-Signature",
-                "v1.<unix_seconds>.<hex HMAC-SHA256>, sent with X-Partner-Id (see docs/partners.md)",
+                "v1.<unix_seconds>.<hex HMAC-SHA256> of the canonical request, sent with X-Partner-Id (see docs/partners.md)",
+            ))),
+        );
+        components.add_security_scheme(
+            scheme::PARTNER_ID,
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-Partner-Id",
+                "The partner's slug, sent with X-Signature",
             ))),
         );
     }
+}
+
+fn scope_description(scope: Scope) -> &'static str {
+    match scope {
+        Scope::DecksRead => "Read decks (and the caller's own unlisted and private ones)",
+        Scope::DecksWrite => "Create, edit, roll back and like decks; write strategy guides",
+        Scope::SideboardsRead => "Read sideboard guides",
+        Scope::SideboardsWrite => "Create and edit sideboard guides, their decks and matchups",
+    }
+}
+
+/// An operation that declares only `{}` and `OAuth2` requirements (`security((), ("OAuth2" =
+/// [scope]))`) accepts every lane with that scope, as `Principal::authorize` does: the OAuth
+/// token (Bearer or DPoP-bound), a PAT, a partner API key, a partner signature alone or with a
+/// PAT. An operation that names other schemes (user lanes only, the probes, the OAuth server)
+/// keeps exactly what it names.
+fn expand_lanes(operation: &mut Operation) {
+    let Some(security) = &operation.security else {
+        return;
+    };
+    let Ok(declared) = serde_json::to_value(security).map(|value| {
+        serde_json::from_value::<Vec<BTreeMap<String, Vec<String>>>>(value).unwrap_or_default()
+    }) else {
+        return;
+    };
+    let expandable = declared
+        .iter()
+        .all(|requirement| requirement.keys().all(|name| name == scheme::OAUTH2));
+    if !expandable {
+        return;
+    }
+    let mut expanded = Vec::new();
+    for requirement in declared {
+        let Some(scopes) = requirement.get(scheme::OAUTH2) else {
+            expanded.push(SecurityRequirement::default());
+            continue;
+        };
+        let scopes = scopes.as_slice();
+        let none: [&str; 0] = [];
+        expanded.extend([
+            SecurityRequirement::new(scheme::OAUTH2, scopes),
+            SecurityRequirement::new(scheme::OAUTH2, scopes).add(scheme::DPOP, none),
+            SecurityRequirement::new(scheme::PAT, scopes),
+            SecurityRequirement::new(scheme::API_KEY, scopes),
+            SecurityRequirement::new(scheme::SIGNATURE, scopes).add(scheme::PARTNER_ID, none),
+            SecurityRequirement::new(scheme::SIGNATURE, scopes)
+                .add(scheme::PARTNER_ID, none)
+                .add(scheme::PAT, scopes),
+        ]);
+    }
+    operation.security = Some(expanded);
 }
 
 /// The document's title, version, description and security schemes; the paths come from
@@ -123,6 +205,7 @@ pub(crate) fn complete(document: &mut OpenApi) {
     for (path, item) in document.paths.paths.iter_mut() {
         let resource_server = !path.starts_with(OAUTH_BASE);
         for (method, operation) in operations_mut(item) {
+            expand_lanes(operation);
             document_errors(path, operation, resource_server);
             if let Some(operation_links) = links.get(&(path.clone(), method)) {
                 add_links(operation, operation_links);
@@ -312,7 +395,264 @@ fn add_links(operation: &mut Operation, links: &[LinkTo]) {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use actix_web::dev::HttpServiceFactory;
+    use serde_json::Value;
+    use utoipa::openapi::schema::Schema;
+    use utoipa_actix_web::OpenApiFactory;
+
     use super::*;
+    use crate::routes::{self, Operations};
+
+    /// Every schema each operation registers, before the document keeps one per name.
+    #[derive(Default)]
+    struct Registered(Vec<(String, RefOr<Schema>)>);
+
+    impl Operations for Registered {
+        fn service<F: HttpServiceFactory + OpenApiFactory + 'static>(
+            &mut self,
+            factory: F,
+        ) -> &mut Self {
+            factory.schemas(&mut self.0);
+            self
+        }
+    }
+
+    /// utoipa keeps the last of two schemas with one name, so a second type named like a
+    /// first silently documents one of them wrongly (two `GuideBody`s once did).
+    #[test]
+    fn no_two_schemas_share_a_name() {
+        let mut registered = Registered::default();
+        routes::operations(&mut registered);
+        let base = base();
+        let declared = base
+            .components
+            .iter()
+            .flat_map(|components| components.schemas.clone());
+        let mut by_name: BTreeMap<String, Value> = BTreeMap::new();
+        for (name, schema) in declared.chain(registered.0) {
+            let schema = serde_json::to_value(&schema).unwrap();
+            if let Some(first) = by_name.get(&name) {
+                assert_eq!(
+                    first, &schema,
+                    "two different schemas are named {name}: give one `#[schema(as = ...)]` or another name"
+                );
+            } else {
+                by_name.insert(name, schema);
+            }
+        }
+        assert!(by_name.contains_key("DeckPage") && by_name.contains_key("Error"));
+    }
+
+    /// One handler of a handler file: its name (the operation id), its `#[utoipa::path]`
+    /// attribute and its signature.
+    struct Handler {
+        file: String,
+        name: String,
+        signature: String,
+    }
+
+    fn handlers() -> Vec<Handler> {
+        fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    walk(&path, out);
+                } else if path.extension().is_some_and(|ext| ext == "rs") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("src/handlers"),
+            &mut files,
+        );
+        let mut handlers = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let mut rest = text.as_str();
+            while let Some(start) = rest.find("#[utoipa::path(") {
+                rest = &rest[start..];
+                let fn_at = rest.find("pub async fn ").unwrap() + "pub async fn ".len();
+                let after = &rest[fn_at..];
+                let name_end = after.find(['(', '<']).unwrap();
+                let returns = after.find(") -> ").unwrap();
+                let signature_end = returns + after[returns..].find("{\n").unwrap();
+                handlers.push(Handler {
+                    file: file.display().to_string(),
+                    name: after[..name_end].to_owned(),
+                    signature: after[..signature_end].to_owned(),
+                });
+                rest = &after[signature_end..];
+            }
+        }
+        handlers
+    }
+
+    fn operations(document: &OpenApi) -> BTreeMap<String, Value> {
+        let mut operations = BTreeMap::new();
+        for item in document.paths.paths.values() {
+            let mut item = item.clone();
+            for (_, operation) in operations_mut(&mut item) {
+                let id = operation.operation_id.clone().unwrap();
+                operations.insert(id, serde_json::to_value(&*operation).unwrap());
+            }
+        }
+        operations
+    }
+
+    /// The type inside `Body<...>` of a signature.
+    fn decoded_body(signature: &str) -> Option<String> {
+        let (_, rest) = signature.split_once("Body<")?;
+        Some(rest.split('>').next()?.trim().to_owned())
+    }
+
+    /// Bodies parsed by hand rather than through `Body<T>`: the OAuth server's forms.
+    const FORMS_PARSED_BY_HAND: [&str; 3] = ["token", "introspect", "revoke"];
+
+    /// The document says what each handler reads: the body schema is the type its `Body<T>`
+    /// decodes (with names unique, that name is that type), and an operation documents a
+    /// body exactly when its handler reads one.
+    #[test]
+    fn every_documented_body_is_what_its_handler_decodes() {
+        let operations = operations(&crate::document());
+        let handlers = handlers();
+        assert_eq!(
+            handlers.len(),
+            operations.len(),
+            "one handler per operation"
+        );
+        for handler in handlers {
+            let operation = &operations[&handler.name];
+            let documented: Vec<String> = operation["requestBody"]["content"]
+                .as_object()
+                .into_iter()
+                .flat_map(|content| content.values())
+                .map(|media| {
+                    let reference = media["schema"]["$ref"].as_str().unwrap_or_else(|| {
+                        panic!(
+                            "{}: the body of {} is not a named schema",
+                            handler.file, handler.name
+                        )
+                    });
+                    reference
+                        .trim_start_matches("#/components/schemas/")
+                        .to_owned()
+                })
+                .collect();
+            match decoded_body(&handler.signature) {
+                Some(decoded) => {
+                    assert!(
+                        !documented.is_empty() && documented.iter().all(|name| *name == decoded),
+                        "{}: {} decodes Body<{decoded}> but documents {documented:?}",
+                        handler.file,
+                        handler.name
+                    );
+                }
+                None if FORMS_PARSED_BY_HAND.contains(&handler.name.as_str()) => {}
+                None => assert!(
+                    documented.is_empty(),
+                    "{}: {} documents a body {documented:?} it never reads",
+                    handler.file,
+                    handler.name
+                ),
+            }
+        }
+    }
+
+    /// Every operation says which credentials it takes, and an operation behind a
+    /// `PathAccess<Rule, _>` says what that rule admits: anonymous callers for reads of
+    /// decks only, and the rule's scope.
+    #[test]
+    fn every_operation_declares_the_security_its_access_rule_admits() {
+        let operations = operations(&crate::document());
+        for handler in handlers() {
+            let security = operations[&handler.name]["security"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert!(
+                !security.is_empty(),
+                "{} declares no security",
+                handler.name
+            );
+            let Some((_, rest)) = handler.signature.split_once("PathAccess<") else {
+                continue;
+            };
+            let rule = rest.split(',').next().unwrap();
+            let (anonymous, scope) = match rule {
+                "ReadDecks" => (true, "decks:read"),
+                "WriteDecks" => (false, "decks:write"),
+                "ReadSideboards" => (false, "sideboards:read"),
+                "WriteSideboards" => (false, "sideboards:write"),
+                other => panic!("{}: unknown rule {other}", handler.file),
+            };
+            let has_anonymous = security
+                .iter()
+                .any(|requirement| requirement.as_object().unwrap().is_empty());
+            assert_eq!(
+                has_anonymous, anonymous,
+                "{}: anonymous callers",
+                handler.name
+            );
+            for requirement in security.iter().filter_map(Value::as_object) {
+                for (name, scopes) in requirement {
+                    if [
+                        scheme::OAUTH2,
+                        scheme::PAT,
+                        scheme::API_KEY,
+                        scheme::SIGNATURE,
+                    ]
+                    .contains(&name.as_str())
+                    {
+                        assert_eq!(
+                            scopes,
+                            &serde_json::json!([scope]),
+                            "{}: {name}",
+                            handler.name
+                        );
+                    }
+                }
+            }
+            assert!(
+                security.iter().any(|requirement| requirement
+                    .as_object()
+                    .unwrap()
+                    .contains_key(scheme::OAUTH2)),
+                "{}: no OAuth lane",
+                handler.name
+            );
+        }
+    }
+
+    #[test]
+    fn rule_scoped_operations_take_every_lane() {
+        let operations = operations(&crate::document());
+        let lanes: Vec<Vec<String>> = operations["list_decks"]["security"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|requirement| requirement.as_object().unwrap().keys().cloned().collect())
+            .collect();
+        assert_eq!(
+            lanes,
+            [
+                vec![],
+                vec!["OAuth2".to_owned()],
+                vec!["DPoP".to_owned(), "OAuth2".to_owned()],
+                vec!["PersonalAccessToken".to_owned()],
+                vec!["ApiKey".to_owned()],
+                vec!["PartnerId".to_owned(), "PartnerSignature".to_owned()],
+                vec![
+                    "PartnerId".to_owned(),
+                    "PartnerSignature".to_owned(),
+                    "PersonalAccessToken".to_owned()
+                ],
+            ]
+        );
+    }
 
     #[test]
     fn created_resources_link_to_their_members() {

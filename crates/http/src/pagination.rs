@@ -1,4 +1,4 @@
-//! The pagination envelope of every list: `{data, pagination}` with absolute
+//! The pagination of every list page (`{data, pagination}`, one page type per list) with absolute
 //! `next`/`previous` links that repeat the request with another `page`; and what every list's
 //! query shares (sort, order, include, page; instants and ids of its filters).
 
@@ -90,8 +90,10 @@ fn count(value: Option<i64>) -> Option<u32> {
     value.map(|value| u32::try_from(value.max(0)).unwrap_or(u32::MAX))
 }
 
+/// Where a page sits in its list, with absolute links to its neighbours.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct PaginationDto {
+pub struct Pagination {
+    /// 1-based.
     page: u32,
     limit: u32,
     /// Matching items, counted up to 10000.
@@ -99,41 +101,34 @@ pub struct PaginationDto {
     /// False when `total` stopped at 10000.
     total_exact: bool,
     total_pages: u64,
+    /// This request with the next page; null on the last page or past the result window.
     next: Option<String>,
+    /// This request with the previous page; null on the first.
     previous: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Paginated<T: ToSchema> {
-    data: Vec<T>,
-    pagination: PaginationDto,
-}
-
-impl<T: ToSchema> Paginated<T> {
+impl Pagination {
+    /// The pagination of `page`, answered to `request` for the `asked` window.
     pub fn new<U>(
         request: &HttpRequest,
         public_url: &str,
         page: &Page<U>,
         asked: PageRequest,
-        data: Vec<T>,
     ) -> Self {
         let total_pages = page.total.div_ceil(u64::from(asked.limit));
         let link = |number: u32| Some(page_link(request, public_url, number));
         let next_fits =
             u64::from(asked.page + 1) * u64::from(asked.limit) <= u64::from(RESULT_WINDOW);
         Self {
-            data,
-            pagination: PaginationDto {
-                page: asked.page,
-                limit: asked.limit,
-                total: page.total,
-                total_exact: page.total_exact,
-                total_pages,
-                next: (u64::from(asked.page) < total_pages && next_fits)
-                    .then(|| link(asked.page + 1))
-                    .flatten(),
-                previous: (asked.page > 1).then(|| link(asked.page - 1)).flatten(),
-            },
+            page: asked.page,
+            limit: asked.limit,
+            total: page.total,
+            total_exact: page.total_exact,
+            total_pages,
+            next: (u64::from(asked.page) < total_pages && next_fits)
+                .then(|| link(asked.page + 1))
+                .flatten(),
+            previous: (asked.page > 1).then(|| link(asked.page - 1)).flatten(),
         }
     }
 }
@@ -166,21 +161,15 @@ mod tests {
             total_exact: true,
         };
         let asked = PageRequest { page: 2, limit: 10 };
-        let body = serde_json::to_value(Paginated::<String>::new(
-            &request,
-            "https://x.test",
-            &page,
-            asked,
-            vec![],
-        ))
-        .unwrap();
-        assert_eq!(body["pagination"]["total_pages"], 4);
+        let body = serde_json::to_value(Pagination::new(&request, "https://x.test", &page, asked))
+            .unwrap();
+        assert_eq!(body["total_pages"], 4);
         assert_eq!(
-            body["pagination"]["next"],
+            body["next"],
             "https://x.test/api/public/v1/games/mtg/decks?q=burn+it&limit=10&page=3"
         );
         assert_eq!(
-            body["pagination"]["previous"],
+            body["previous"],
             "https://x.test/api/public/v1/games/mtg/decks?q=burn+it&limit=10&page=1"
         );
     }
@@ -195,7 +184,7 @@ mod tests {
             total: 10_000,
             total_exact: false,
         };
-        let body = serde_json::to_value(Paginated::<String>::new(
+        let body = serde_json::to_value(Pagination::new(
             &request,
             "http://h",
             &page,
@@ -203,10 +192,9 @@ mod tests {
                 page: 100,
                 limit: 100,
             },
-            vec![],
         ))
         .unwrap();
-        assert!(body["pagination"]["next"].is_null());
-        assert_eq!(body["pagination"]["total_exact"], false);
+        assert!(body["next"].is_null());
+        assert_eq!(body["total_exact"], false);
     }
 }

@@ -1,12 +1,38 @@
 //! The route table. Public API operations are registered through utoipa-actix-web, so the
 //! OpenAPI document and the router come from the same list and cannot drift apart.
 
+use actix_web::dev::HttpServiceFactory;
 use actix_web::web;
+use utoipa_actix_web::OpenApiFactory;
+use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::handlers;
+use crate::{OPENAPI_PATH, handlers};
+
+/// What the route list registers its operations with: the router (with the document beside
+/// it), or a test that reads every operation's own schemas before the document merges them.
+pub(crate) trait Operations {
+    fn service<F: HttpServiceFactory + OpenApiFactory + 'static>(
+        &mut self,
+        factory: F,
+    ) -> &mut Self;
+}
+
+impl Operations for ServiceConfig<'_> {
+    fn service<F: HttpServiceFactory + OpenApiFactory + 'static>(
+        &mut self,
+        factory: F,
+    ) -> &mut Self {
+        ServiceConfig::service(self, factory)
+    }
+}
 
 /// Every operation of the public API, relative to [`crate::API_BASE`].
-pub(crate) fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) {
+pub(crate) fn api(config: &mut ServiceConfig) {
+    operations(config);
+}
+
+/// The route list itself.
+pub(crate) fn operations<O: Operations>(config: &mut O) {
     config
         .service(handlers::probes::partner::probe_partner)
         .service(handlers::probes::public::probe_public)
@@ -46,9 +72,6 @@ pub(crate) fn api(config: &mut utoipa_actix_web::service_config::ServiceConfig) 
         .service(handlers::sideboards::matchups::delete::delete_matchup);
 }
 
-/// Where the OpenAPI document is served.
-const OPENAPI_PATH: &str = "/api/public/v1/openapi.json";
-
 /// Operational routes, outside the public API document.
 pub(crate) fn operational(config: &mut web::ServiceConfig) {
     config
@@ -56,6 +79,14 @@ pub(crate) fn operational(config: &mut web::ServiceConfig) {
         .route("/readyz", web::get().to(handlers::health::readyz))
         .route("/metrics", web::get().to(handlers::health::metrics))
         .route(OPENAPI_PATH, web::get().to(handlers::health::openapi_json))
+        .route(
+            handlers::docs::DOCS_PATH,
+            web::get().to(handlers::docs::reference_page),
+        )
+        .route(
+            handlers::docs::REDOC_PATH,
+            web::get().to(handlers::docs::redoc_bundle),
+        )
         .route(
             handlers::oauth::metadata::METADATA_PATH,
             web::get().to(handlers::oauth::metadata::metadata),
@@ -73,11 +104,13 @@ pub(crate) fn operational(config: &mut web::ServiceConfig) {
 pub(crate) const AUTHORIZE_PATH: &str = "/api/public/v1/oauth/authorize";
 
 /// The operational paths and their methods, for the route index.
-pub(crate) const OPERATIONAL_PATHS: [(&str, &[&str]); 6] = [
+pub(crate) const OPERATIONAL_PATHS: [(&str, &[&str]); 8] = [
     ("/healthz", &["GET"]),
     ("/readyz", &["GET"]),
     ("/metrics", &["GET"]),
     (OPENAPI_PATH, &["GET"]),
+    (handlers::docs::DOCS_PATH, &["GET"]),
+    (handlers::docs::REDOC_PATH, &["GET"]),
     (handlers::oauth::metadata::METADATA_PATH, &["GET"]),
     (AUTHORIZE_PATH, &["GET", "POST"]),
 ];

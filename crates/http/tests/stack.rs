@@ -6,7 +6,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::test::{TestRequest, call_service, init_service, read_body_json, try_call_service};
-use actix_web::{App, HttpResponse, web};
+use actix_web::{App, HttpResponse, get, web};
 use deckhand_auth::CanonicalRequest;
 use deckhand_domain::identity::{
     AccessRule, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scope, Scopes,
@@ -16,7 +16,7 @@ use deckhand_domain::ports::SystemPorts;
 use deckhand_domain::{ServiceSettings, Services};
 use deckhand_http::auth::Caller;
 use deckhand_http::body::{Body, json_or_text};
-use deckhand_http::{ApiError, HttpConfig, HttpState, with_middleware};
+use deckhand_http::{ApiError, HttpConfig, HttpState, with_document, with_middleware};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -403,4 +403,91 @@ async fn an_ipv6_64_shares_one_anonymous_quota() {
     assert_eq!(status, StatusCode::OK);
     let (status, _) = send(&app, from("[::ffff:192.0.2.3]:4000")).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+}
+
+/// A deprecated operation, as the route list would declare one.
+#[utoipa::path(tag = "test", responses((status = 200)), security(()))]
+#[get("/_test/old")]
+async fn old_operation() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"old": true}))
+}
+
+/// A neighbour that is not deprecated.
+#[utoipa::path(tag = "test", responses((status = 200)), security(()))]
+#[get("/_test/current")]
+async fn current_operation() -> HttpResponse {
+    HttpResponse::Ok().json(json!({"old": false}))
+}
+
+#[actix_web::test]
+async fn a_deprecated_operation_says_so_in_the_document_and_every_response() {
+    use deckhand_http::deprecation::{Deprecation, deprecated};
+    use utoipa_actix_web::AppExt as _;
+
+    let deprecation = Deprecation {
+        since: 1_767_225_600,  // 2026-01-01
+        sunset: 1_798_761_600, // 2027-01-01
+        link: "https://deckhand.example/docs/changelog#old",
+    };
+    let (app, document) = App::new()
+        .into_utoipa_app()
+        .service(
+            utoipa_actix_web::scope("/api/public/v1")
+                .service(deprecated(old_operation, deprecation))
+                .service(current_operation),
+        )
+        .split_for_parts();
+    let spec = serde_json::to_value(&document).unwrap();
+    let old = &spec["paths"]["/api/public/v1/_test/old"]["get"];
+    assert_eq!(old["deprecated"], true);
+    assert_eq!(old["x-deprecation"]["Deprecation"], "@1767225600");
+    assert_eq!(
+        old["responses"]["200"]["headers"]["Sunset"]["description"],
+        "`Fri, 01 Jan 2027 00:00:00 GMT`"
+    );
+    assert!(spec["paths"]["/api/public/v1/_test/current"]["get"]["deprecated"].is_null());
+
+    let app = init_service(with_middleware(with_document(
+        app.app_data(state().0),
+        document,
+    )))
+    .await;
+    let response = call_service(
+        &app,
+        TestRequest::get()
+            .uri("/api/public/v1/_test/old")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let header = |name: &str| response.headers().get(name).unwrap().to_str().unwrap();
+    assert_eq!(header("deprecation"), "@1767225600");
+    assert_eq!(header("sunset"), "Fri, 01 Jan 2027 00:00:00 GMT");
+    assert_eq!(
+        header("link"),
+        "<https://deckhand.example/docs/changelog#old>; rel=\"deprecation\""
+    );
+
+    // Refusals of the deprecated operation carry them too.
+    let refused = call_service(
+        &app,
+        TestRequest::get()
+            .uri("/api/public/v1/_test/old")
+            .insert_header(("authorization", "Bearer dh_pat_nonsense"))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(refused.headers().contains_key("deprecation"));
+
+    let current = call_service(
+        &app,
+        TestRequest::get()
+            .uri("/api/public/v1/_test/current")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(current.status(), StatusCode::OK);
+    assert!(!current.headers().contains_key("deprecation"));
+    assert!(!current.headers().contains_key("sunset"));
 }

@@ -483,7 +483,7 @@ mod tests {
             clock: std::sync::Arc::new(MockClock::new()),
             ids: std::sync::Arc::new(MockIdGenerator::new()),
             random: std::sync::Arc::new(MockRandom::new()),
-            passwords: std::sync::Arc::new(crate::ports::InlinePasswordVerifier),
+            passwords: std::sync::Arc::new(crate::system::InlinePasswordVerifier),
         };
         let decks = DeckService::new(
             std::sync::Arc::new(decks),

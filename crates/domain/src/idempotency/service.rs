@@ -115,7 +115,7 @@ mod tests {
                 clock: Arc::new(FixedClock::at(datetime!(2026-11-23 8:00 UTC))),
                 ids: Arc::new(ids),
                 random: Arc::new(MockRandom::new()),
-                passwords: Arc::new(crate::ports::InlinePasswordVerifier),
+                passwords: Arc::new(crate::system::InlinePasswordVerifier),
             },
         )
     }

@@ -345,7 +345,7 @@ mod tests {
             )),
             ids: Arc::new(UuidV7Ids),
             random: Arc::new(deckhand_auth::OsRandom::new()),
-            passwords: Arc::new(crate::ports::InlinePasswordVerifier),
+            passwords: Arc::new(crate::system::InlinePasswordVerifier),
         };
         IdentityService::new(repositories, system, deckhand_auth::SealingKey(KEY))
     }

@@ -342,7 +342,7 @@ mod tests {
             clock: Arc::new(FixedClock::at(datetime!(2026-03-01 12:00 UTC))),
             ids: Arc::new(ids),
             random: Arc::new(random),
-            passwords: Arc::new(crate::ports::InlinePasswordVerifier),
+            passwords: Arc::new(crate::system::InlinePasswordVerifier),
         }
     }
 

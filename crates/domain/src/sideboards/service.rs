@@ -496,7 +496,7 @@ mod tests {
                 clock: Arc::new(FixedClock::at(NOW)),
                 ids: Arc::new(ids),
                 random: Arc::new(MockRandom::new()),
-                passwords: Arc::new(crate::ports::InlinePasswordVerifier),
+                passwords: Arc::new(crate::system::InlinePasswordVerifier),
             },
         )
     }

@@ -98,6 +98,12 @@ enum LikeFailures {
         (status = 204, description = "Liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["decks:write"]),
+        ("OAuth2" = ["decks:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["decks:write"]),
+        ("PartnerSignature" = ["decks:write"], "PartnerId" = [], "PersonalAccessToken" = ["decks:write"])
     )
 )]
 #[put("/games/{game}/decks/{id}/like")]
@@ -118,6 +124,12 @@ pub async fn like_deck(
         (status = 204, description = "Not liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["decks:write"]),
+        ("OAuth2" = ["decks:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["decks:write"]),
+        ("PartnerSignature" = ["decks:write"], "PartnerId" = [], "PersonalAccessToken" = ["decks:write"])
     )
 )]
 #[delete("/games/{game}/decks/{id}/like")]
@@ -138,6 +150,12 @@ pub async fn unlike_deck(
         (status = 204, description = "Liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["sideboards:write"]),
+        ("OAuth2" = ["sideboards:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["sideboards:write"]),
+        ("PartnerSignature" = ["sideboards:write"], "PartnerId" = [], "PersonalAccessToken" = ["sideboards:write"])
     )
 )]
 #[put("/games/{game}/sideboard-guides/{id}/like")]
@@ -158,6 +176,12 @@ pub async fn like_guide(
         (status = 204, description = "Not liked (again: nothing changes)"),
         LikeFailures,
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["sideboards:write"]),
+        ("OAuth2" = ["sideboards:write"], "DPoP" = []),
+        ("PersonalAccessToken" = ["sideboards:write"]),
+        ("PartnerSignature" = ["sideboards:write"], "PartnerId" = [], "PersonalAccessToken" = ["sideboards:write"])
     )
 )]
 #[delete("/games/{game}/sideboard-guides/{id}/like")]

@@ -2,6 +2,7 @@
 
 pub(crate) mod cards;
 pub(crate) mod decks;
+pub(crate) mod docs;
 pub(crate) mod games;
 pub(crate) mod health;
 pub(crate) mod likes;

@@ -122,7 +122,7 @@ fn service_at(decks: MockDeckRepository, clock: Arc<FixedClock>) -> DeckService 
         clock,
         ids: Arc::new(ids),
         random: Arc::new(MockRandom::new()),
-        passwords: Arc::new(crate::ports::InlinePasswordVerifier),
+        passwords: Arc::new(crate::system::InlinePasswordVerifier),
     };
     DeckService::new(
         Arc::new(decks),

@@ -54,7 +54,8 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
         (status = 400, description = "Invalid body, more than 1000 identifiers, or an unknown format"),
         (status = 404, description = "Unknown game"),
         (status = 422, description = "Strict mode with an unresolved identifier; `details.unresolved` lists them"),
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[post("/games/{game}/cards/resolve")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]

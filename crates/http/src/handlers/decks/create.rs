@@ -46,7 +46,8 @@ use crate::state::HttpState;
                     "details": {"reason": "key_reused", "fields": [{"field": "Idempotency-Key", "code": "reused", "message": "was used with another method, path or body"}]}}))),
             )),
         ServiceFailures,
-    )
+    ),
+    security(("OAuth2" = ["decks:write"]))
 )]
 #[post(
     "/games/{game}/decks",

@@ -129,7 +129,8 @@ fn expanded_cards(game: &Game, deck: &Deck) -> Vec<ExpandedSection> {
         (status = 304, description = "`If-None-Match` names the current version"),
         (status = 403, body = ErrorEnvelope), (status = 404, description = "No such deck, or hidden from the caller", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[get("/games/{game}/decks/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

@@ -161,7 +161,8 @@ impl From<VersionDiff> for VersionDiffDto {
         (status = 403, body = ErrorEnvelope),
         (status = 404, description = "No such deck, hidden from the caller, or no such version", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[get("/games/{game}/decks/{id}/versions/{from}/diff/{to}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

@@ -132,7 +132,8 @@ impl ExportBody {
         (status = 403, description = "An authenticated caller without decks:read", body = ErrorEnvelope),
         (status = 404, description = "Unknown game, or a deck that does not exist or is hidden from the caller", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[post("/games/{game}/decks/export/text")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]

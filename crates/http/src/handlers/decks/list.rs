@@ -5,12 +5,12 @@ use deckhand_domain::validation::Violations;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use super::{DeckListItem, formats_of};
+use super::{DeckListItem, DeckPage, formats_of};
 use crate::access::{GamePath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_page};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
-use crate::pagination::{ListOptions, Paginated, instant, uuid};
+use crate::pagination::{ListOptions, Pagination, instant, uuid};
 use crate::state::HttpState;
 
 /// The deck list's query. Unknown parameters are ignored.
@@ -86,20 +86,14 @@ impl DeckListQuery {
     tag = "decks",
     params(GamePath, DeckListQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, description = "`{data: [deck list item], pagination}`", body = inline(Object),
-            headers(("ETag" = String, description = "A weak tag over the page")), example = json!({"data": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy",
-            "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"}, "game": "mtg",
-            "visibility": ["public"], "format": null, "archetype": "Aggro", "views": 12, "likes": 3,
-            "hasGuide": true, "hasSideboardGuide": true, "hasVideo": false,
-            "editedAt": "2026-11-21T09:50:02.120044Z", "createdAt": "2026-11-21T09:46:30.758347Z",
-            "sourceProvider": "manual"}],
-        "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
-            "next": null, "previous": null}})),
+        (status = 200, description = "A page of decks", body = DeckPage,
+            headers(("ETag" = String, description = "A weak tag over the page"))),
         (status = 304, description = "`If-None-Match` names the page as it is"),
         (status = 400, description = "A query parameter is invalid", body = ErrorEnvelope),
         (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[get("/games/{game}/decks")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
@@ -120,6 +114,6 @@ pub async fn list_decks(
         .iter()
         .map(|deck| DeckListItem::new(deck, &formats, summary))
         .collect();
-    let body = Paginated::new(&request, &state.config.public_url, &page, asked, data);
-    json_page(&request, &body)
+    let pagination = Pagination::new(&request, &state.config.public_url, &page, asked);
+    json_page(&request, &DeckPage { data, pagination })
 }

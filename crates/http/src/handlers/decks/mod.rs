@@ -32,6 +32,7 @@ use crate::dto::cards::identifier_fields;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
+use crate::pagination::Pagination;
 use crate::state::HttpState;
 
 /// A deck in a list; the summary fields only with `include=summary`.
@@ -59,10 +60,13 @@ pub struct DeckListItem {
     #[serde(rename = "sourceProvider")]
     source_provider: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<FeaturedCardDto>, required = false)]
     featured_cards: Option<Vec<FeaturedCardDto>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = BTreeMap<String, u32>, required = false)]
     section_counts: Option<BTreeMap<String, u32>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<String>, required = false)]
     colors: Option<Vec<String>>,
 }
 
@@ -99,6 +103,21 @@ impl DeckListItem {
             colors: with_summary.then(|| summary.colors.clone()),
         }
     }
+}
+
+/// A page of the deck list.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"data": [{"id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "name": "Mono-Green Stompy",
+    "author": {"id": "01a1fd7f-5b1e-7c2a-9d3e-4f5a6b7c8d9e", "username": "demo"}, "game": "mtg",
+    "visibility": ["public"], "format": null, "archetype": "Aggro", "views": 12, "likes": 3,
+    "hasGuide": true, "hasSideboardGuide": true, "hasVideo": false,
+    "editedAt": "2026-11-21T09:50:02.120044Z", "createdAt": "2026-11-21T09:46:30.758347Z",
+    "sourceProvider": "manual"}],
+    "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
+    "next": null, "previous": null}}))]
+pub struct DeckPage {
+    data: Vec<DeckListItem>,
+    pagination: Pagination,
 }
 
 /// The deck write record: the answer of create, PATCH and rollback.
@@ -206,6 +225,7 @@ pub struct CardLineDto {
     /// A section key of the game (`mainboard`, `sideboard`, ...).
     section: String,
     /// 1 to 999.
+    #[schema(minimum = 1, maximum = 999)]
     quantity: u32,
     #[serde(default)]
     foil: bool,

@@ -31,7 +31,8 @@ pub struct RollbackBody {
         (status = 412, body = ErrorEnvelope),
         ServiceFailures,
         IdempotencyFailures,
-    )
+    ),
+    security(("OAuth2" = ["decks:write"]))
 )]
 #[post(
     "/games/{game}/decks/{id}/rollback",

@@ -16,7 +16,8 @@ use crate::state::HttpState;
         (status = 400), (status = 401), (status = 403),
         (status = 404, description = "No such deck, or not the caller's"),
         (status = 409), (status = 412, description = "If-Match names another version"), (status = 422),
-    )
+    ),
+    security(("OAuth2" = ["decks:write"]))
 )]
 #[patch("/games/{game}/decks/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

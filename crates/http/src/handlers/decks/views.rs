@@ -21,7 +21,8 @@ pub struct PageviewResult {
     responses(
         (status = 200, body = PageviewResult),
         (status = 403), (status = 404, description = "No such deck, or hidden from the caller"),
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[post("/games/{game}/decks/{id}/views")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

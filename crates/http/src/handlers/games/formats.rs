@@ -12,7 +12,8 @@ use crate::state::HttpState;
     responses(
         (status = 200, body = Vec<FormatDto>),
         (status = 404, description = "Unknown game"),
-    )
+    ),
+    security((), ("OAuth2" = []))
 )]
 #[get("/games/{game}/formats")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game))]

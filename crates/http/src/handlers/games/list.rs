@@ -5,7 +5,11 @@ use crate::error::ApiError;
 use crate::state::HttpState;
 
 /// Every game with its deck sections and colours.
-#[utoipa::path(tag = "games", responses((status = 200, body = Vec<GameDto>)))]
+#[utoipa::path(
+    tag = "games",
+    responses((status = 200, body = Vec<GameDto>)),
+    security((), ("OAuth2" = []))
+)]
 #[get("/games")]
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn list_games(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {

@@ -88,7 +88,7 @@ impl From<Introspection> for IntrospectionResponse {
         (status = 400, body = OAuthErrorBody, description = "Not a form body"),
         (status = 401, body = OAuthErrorBody, description = "invalid_client"),
     ),
-    security(("OAuthClientBasic" = []))
+    security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/introspect")]
 pub async fn introspect(

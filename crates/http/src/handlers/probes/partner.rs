@@ -24,7 +24,7 @@ pub struct PartnerProbe {
         (status = 200, body = PartnerProbe),
         (status = 401, description = "Missing credentials, refused ones, or a lane other than signature alone or API key"),
     ),
-    security(("PartnerSignature" = []), ("ApiKey" = []))
+    security(("PartnerSignature" = [], "PartnerId" = []), ("ApiKey" = []))
 )]
 #[get("/_probe/partner")]
 #[tracing::instrument(level = "debug", skip_all)]

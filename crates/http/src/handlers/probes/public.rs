@@ -18,7 +18,8 @@ pub struct PublicProbe {
     responses(
         (status = 200, body = PublicProbe),
         (status = 401, description = "Credentials were sent and refused"),
-    )
+    ),
+    security((), ("OAuth2" = []))
 )]
 #[get("/_probe/public")]
 #[tracing::instrument(level = "debug", skip_all)]

@@ -30,7 +30,7 @@ pub struct ProbeUser {
         (status = 200, body = UserProbe),
         (status = 401, description = "Missing, refused, or partner-only credentials"),
     ),
-    security(("PersonalAccessToken" = []), ("DPoP" = []))
+    security(("PersonalAccessToken" = []), ("OAuth2" = []), ("OAuth2" = [], "DPoP" = []))
 )]
 #[get("/_probe/user")]
 #[tracing::instrument(level = "debug", skip_all)]

@@ -17,7 +17,8 @@ use crate::state::HttpState;
         (status = 400, description = "`deck_id` is malformed or names no deck the caller can read"),
         (status = 401), (status = 403),
         (status = 404, description = "No such guide, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[post("/games/{game}/sideboard-guides/{id}/decks")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]

@@ -1,6 +1,6 @@
 use actix_web::{HttpResponse, post, web};
 
-use super::{GuideBody, GuideDetailDto};
+use super::{GuideDetailDto, SideboardGuideBody};
 use crate::access::{GamePath, PathAccess, WriteSideboards};
 use crate::body::Body;
 use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
@@ -13,14 +13,15 @@ use crate::state::HttpState;
 #[utoipa::path(
     tag = "sideboard-guides",
     params(GamePath, IdempotencyKeyHeader),
-    request_body = GuideBody,
+    request_body = SideboardGuideBody,
     responses(
         (status = 201, body = GuideDetailDto, headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
         (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or A field is invalid, or `deck_id` is not a deck of the caller (`details.fields`)", body = ErrorEnvelope),
         (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
         ServiceFailures,
         IdempotencyFailures,
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[post(
     "/games/{game}/sideboard-guides",
@@ -32,7 +33,7 @@ pub async fn create_guide(
     PathAccess {
         principal, game, ..
     }: PathAccess<WriteSideboards, GamePath>,
-    Body(body): Body<GuideBody>,
+    Body(body): Body<SideboardGuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let detail = state
         .services

@@ -13,7 +13,8 @@ use crate::state::HttpState;
         (status = 400, description = "The primary deck"),
         (status = 401), (status = 403),
         (status = 404, description = "No such guide, not the caller's, or the deck is not attached"),
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[delete("/games/{game}/sideboard-guides/{id}/decks/{deck_id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]

@@ -17,7 +17,8 @@ use crate::state::HttpState;
         (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope),
         (status = 404, description = "No such guide, or one the caller may not see", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security(("OAuth2" = ["sideboards:read"]))
 )]
 #[get("/games/{game}/sideboard-guides/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]

@@ -27,7 +27,7 @@ use crate::body::{json_or_text, nullable, present};
 use crate::conditional::json_page;
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::error::ApiError;
-use crate::pagination::{ListOptions, Paginated, instant, uuid};
+use crate::pagination::{ListOptions, Pagination, instant, uuid};
 use crate::state::HttpState;
 
 /// Guides carry no provenance yet: every one is written here.
@@ -59,11 +59,14 @@ pub struct GuideListItem {
     source_provider: String,
     /// The primary deck's (empty when the caller may not see that deck).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<FeaturedCardDto>, required = false)]
     featured_cards: Option<Vec<FeaturedCardDto>>,
     /// The primary deck's, in the game's colour order.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<String>, required = false)]
     colors: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = u32, required = false)]
     matchup_count: Option<u32>,
 }
 
@@ -98,6 +101,14 @@ impl GuideListItem {
     }
 }
 
+/// A page of the sideboard guide list (or of the caller's guides).
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!(guide_page_example()))]
+pub struct SideboardGuidePage {
+    data: Vec<GuideListItem>,
+    pagination: Pagination,
+}
+
 /// A page of guides as `list` and `my` answer it.
 fn page_response(
     request: &HttpRequest,
@@ -110,10 +121,8 @@ fn page_response(
         .iter()
         .map(|guide| GuideListItem::new(guide, list.with_summary))
         .collect();
-    json_page(
-        request,
-        &Paginated::new(request, &state.config.public_url, page, list.page, data),
-    )
+    let pagination = Pagination::new(request, &state.config.public_url, page, list.page);
+    json_page(request, &SideboardGuidePage { data, pagination })
 }
 
 /// The example answer of `list` and `my`: a page of guides.
@@ -275,7 +284,7 @@ impl From<&GuideDetail> for GuideDetailDto {
     "visibility": ["public"], "format": "Pauper", "tags": ["aggro"],
     "matchups": [{"opponent_deck_name": "Mono-Blue Faeries", "difficulty": "HARD"}]
 }))]
-pub struct GuideBody {
+pub struct SideboardGuideBody {
     /// Create only, required: the primary deck, one of the caller's decks of this game.
     deck_id: Option<String>,
     /// 1 to 255 characters; required on create.
@@ -323,7 +332,7 @@ pub struct GuideBody {
     matchups: Option<Vec<MatchupBody>>,
 }
 
-impl GuideBody {
+impl SideboardGuideBody {
     fn into_parts(self) -> (Option<String>, GuideChanges, Option<Vec<MatchupBody>>) {
         let changes = GuideChanges {
             name: self.name,
@@ -361,8 +370,8 @@ impl GuideBody {
     }
 }
 
-impl From<GuideBody> for NewGuideInput {
-    fn from(body: GuideBody) -> Self {
+impl From<SideboardGuideBody> for NewGuideInput {
+    fn from(body: SideboardGuideBody) -> Self {
         let (deck_id, fields, matchups) = body.into_parts();
         Self {
             deck_id,

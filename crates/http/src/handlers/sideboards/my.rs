@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::identity::Lane;
 
-use super::{GuideListQuery, guide_page_example, page_response};
+use super::{GuideListQuery, SideboardGuidePage, page_response};
 use crate::access::{GamePath, PathAccess, ReadSideboards};
 use crate::conditional::IfNoneMatchHeader;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
@@ -22,12 +22,18 @@ const USER_LANES: [Lane; 4] = [
     tag = "sideboard-guides",
     params(GamePath, GuideListQuery, IfNoneMatchHeader),
     responses(
-        (status = 200, description = "`{data: [guide list item], pagination}`", body = inline(Object), headers(("ETag" = String, description = "Weak, over the page")), example = json!(guide_page_example())),
+        (status = 200, description = "A page of guides", body = SideboardGuidePage, headers(("ETag" = String, description = "Weak, over the page"))),
         (status = 304, description = "`If-None-Match` names the current page"),
         (status = 400, description = "A query parameter is invalid", body = ErrorEnvelope),
         (status = 401, description = "No credentials, or partner-only ones", body = ErrorEnvelope),
         (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
         ServiceFailures,
+    ),
+    security(
+        ("OAuth2" = ["sideboards:read"]),
+        ("OAuth2" = ["sideboards:read"], "DPoP" = []),
+        ("PersonalAccessToken" = ["sideboards:read"]),
+        ("PartnerSignature" = ["sideboards:read"], "PartnerId" = [], "PersonalAccessToken" = ["sideboards:read"])
     )
 )]
 #[get("/games/{game}/sideboard-guides/my")]

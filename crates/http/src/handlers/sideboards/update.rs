@@ -1,6 +1,6 @@
 use actix_web::{HttpResponse, patch, web};
 
-use super::{GuideBody, GuideDetailDto};
+use super::{GuideDetailDto, SideboardGuideBody};
 use crate::access::{GuidePath, PathAccess, WriteSideboards};
 use crate::body::Body;
 use crate::error::ApiError;
@@ -11,13 +11,14 @@ use crate::state::HttpState;
 #[utoipa::path(
     tag = "sideboard-guides",
     params(GuidePath),
-    request_body = GuideBody,
+    request_body = SideboardGuideBody,
     responses(
         (status = 200, body = GuideDetailDto),
         (status = 400, description = "Fields are invalid (`details.fields`, all of them)"),
         (status = 401), (status = 403),
         (status = 404, description = "No such guide, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[patch("/games/{game}/sideboard-guides/{id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
@@ -29,7 +30,7 @@ pub async fn update_guide(
         path,
         ..
     }: PathAccess<WriteSideboards, GuidePath>,
-    Body(body): Body<GuideBody>,
+    Body(body): Body<SideboardGuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let detail = state
         .services

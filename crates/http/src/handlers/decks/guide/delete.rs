@@ -12,7 +12,8 @@ use crate::state::HttpState;
         (status = 204, description = "Deleted"),
         (status = 401), (status = 403),
         (status = 404, description = "No guide, no such deck, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["decks:write"]))
 )]
 #[delete("/games/{game}/decks/{id}/guide")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

@@ -11,7 +11,7 @@ use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct GuideBody {
+pub struct StrategyGuideBody {
     /// `markdown` or `text`.
     content_type: String,
     /// At most 200000 characters.
@@ -24,13 +24,14 @@ pub struct GuideBody {
 #[utoipa::path(
     tag = "decks",
     params(DeckPath),
-    request_body = GuideBody,
+    request_body = StrategyGuideBody,
     responses(
         (status = 201, body = GuideDto, description = "Created"),
         (status = 200, body = GuideDto, description = "Replaced"),
         (status = 400), (status = 401), (status = 403),
         (status = 404, description = "No such deck, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["decks:write"]))
 )]
 #[put("/games/{game}/decks/{id}/guide")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]
@@ -42,7 +43,7 @@ pub async fn put_guide(
         path: DeckPath { id: deck, .. },
         ..
     }: PathAccess<WriteDecks, DeckPath>,
-    Body(body): Body<GuideBody>,
+    Body(body): Body<StrategyGuideBody>,
 ) -> Result<HttpResponse, ApiError> {
     let input = GuideInput {
         content_type: body.content_type,

@@ -17,7 +17,8 @@ use crate::state::HttpState;
         (status = 304, description = "`If-None-Match` names the current guide"),
         (status = 403, body = ErrorEnvelope), (status = 404, description = "No such deck, or hidden from the caller", body = ErrorEnvelope),
         ServiceFailures,
-    )
+    ),
+    security((), ("OAuth2" = ["decks:read"]))
 )]
 #[get("/games/{game}/decks/{id}/guide")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %deck.0))]

@@ -20,7 +20,8 @@ use crate::state::HttpState;
         (status = 404, description = "No such guide, or not the caller's", body = ErrorEnvelope),
         ServiceFailures,
         IdempotencyFailures,
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[post(
     "/games/{game}/sideboard-guides/{id}/matchups",

@@ -12,7 +12,8 @@ use crate::state::HttpState;
         (status = 204, description = "Deleted"),
         (status = 401), (status = 403),
         (status = 404, description = "No such guide or matchup, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[delete("/games/{game}/sideboard-guides/{id}/matchups/{matchup_id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]

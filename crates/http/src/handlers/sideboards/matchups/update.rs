@@ -16,7 +16,8 @@ use crate::state::HttpState;
         (status = 400, description = "Fields are invalid (`details.fields`, all of them)"),
         (status = 401), (status = 403),
         (status = 404, description = "No such guide or matchup, or not the caller's"),
-    )
+    ),
+    security(("OAuth2" = ["sideboards:write"]))
 )]
 #[patch("/games/{game}/sideboard-guides/{id}/matchups/{matchup_id}")]
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %path.id))]
