@@ -293,7 +293,7 @@ async fn two_cards_behind_one_name_are_ambiguous() {
     ];
     app.services
         .catalog
-        .import_batch(&game, &twins)
+        .import_batch(&game, &twins, deckhand_testkit::fixtures::now())
         .await
         .unwrap();
     let (status, body) = resolve(

@@ -8,6 +8,7 @@
 pub mod catalog;
 pub mod decks;
 pub mod error;
+pub mod formats;
 pub mod idempotency;
 pub mod identity;
 pub mod likes;

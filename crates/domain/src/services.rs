@@ -3,6 +3,7 @@
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
+use crate::formats::FormatService;
 use crate::idempotency::IdempotencyService;
 use crate::identity::IdentityService;
 use crate::oauth::OAuthService;
@@ -18,6 +19,7 @@ pub struct Services {
     pub catalog: CatalogService,
     pub decks: DeckService,
     pub export: ExportService,
+    pub formats: FormatService,
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
     pub repositories: Repositories,
@@ -49,6 +51,12 @@ impl Services {
             identity: IdentityService::new(&repositories, system.clone(), settings.clone()),
             oauth: OAuthService::new(&repositories, system.clone(), &settings),
             export: ExportService::new(decks.clone(), catalog.clone()),
+            formats: FormatService::new(
+                catalog.clone(),
+                repositories.catalog.clone(),
+                decks.clone(),
+                system.clone(),
+            ),
             decks,
             catalog,
             repositories,

@@ -66,6 +66,8 @@ fn printing(n: u128, name: &str, colors: &[&str]) -> CatalogEntry {
         released_at: None,
         preference: Preference::Default,
         legalities: Default::default(),
+        color_identity: Vec::new(),
+        text_rules: None,
     }
 }
 
@@ -126,6 +128,7 @@ fn catalog_repository() -> MockCatalogRepository {
             id: crate::catalog::format_id("mtg", "commander"),
             slug: "commander".into(),
             name: "Commander".into(),
+            rules: crate::formats::seeds::mtg_rules("commander"),
         }])
     });
     repository
