@@ -8,6 +8,7 @@ mod decks;
 mod dpop;
 mod export;
 mod faults;
+mod formats;
 mod guides;
 mod hostile;
 mod idempotency;
