@@ -51,7 +51,9 @@ async fn games_and_formats_are_listed_for_anyone() {
     assert_eq!(formats.as_array().unwrap().len(), 7);
     assert_eq!(
         formats[0],
-        json!({"id": format_id("mtg", "standard"), "slug": "standard", "name": "Standard"})
+        json!({"id": format_id("mtg", "standard"), "slug": "standard", "name": "Standard",
+               "rules": {"main_min": 60, "main_max": null, "sideboard_max": 15, "copy_limit": 4,
+                         "singleton": false, "commander": null}})
     );
     assert_eq!(
         formats[0]["id"], "73a4c093-7d6f-51f9-850b-647254ef1a6a",
@@ -293,7 +295,7 @@ async fn two_cards_behind_one_name_are_ambiguous() {
     ];
     app.services
         .catalog
-        .import_batch(&game, &twins)
+        .import_batch(&game, &twins, deckhand_testkit::fixtures::now())
         .await
         .unwrap();
     let (status, body) = resolve(

@@ -9,6 +9,7 @@ mod docs_browser;
 mod dpop;
 mod export;
 mod faults;
+mod formats;
 mod gate;
 mod guides;
 mod hostile;

@@ -4,16 +4,18 @@
 use anyhow::Context as _;
 use deckhand_auth::CanonicalRequest;
 use deckhand_domain::Services;
+use deckhand_domain::formats::Legality;
 use deckhand_domain::identity::{
     ApiKeyId, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scopes, Tier, UserLookup,
 };
 use deckhand_domain::oauth::{GrantType, NewClientRequest, RedirectUri};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use crate::cli::{
-    AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, OAuthClientCommand, PartnerCommand,
-    PatCommand, SignArgs, UserCommand,
+    AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, FormatCommand, OAuthClientCommand,
+    PartnerCommand, PatCommand, SignArgs, UserCommand,
 };
 
 pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
@@ -142,12 +144,52 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 .with_context(|| format!("cannot create an OAuth client for `{partner}`"))?;
             Ok(json!({ "client_id": client.id.to_string(), "client_secret": secret }))
         }
+        AdminCommand::Format(FormatCommand::Legality {
+            game,
+            format,
+            card,
+            status,
+            from,
+        }) => {
+            let status =
+                Legality::parse(&status).with_context(|| format!("unknown status {status:?}"))?;
+            let from = from.as_deref().map(parse_from).transpose()?;
+            let game = services
+                .catalog
+                .game(&game)
+                .await
+                .with_context(|| format!("unknown game {game:?}"))?;
+            let record = services
+                .formats
+                .record_legality(&game, &format, &card, status, from)
+                .await?;
+            Ok(json!({
+                "game": game.slug,
+                "format": record.format.slug,
+                "card": {"cardId": record.card_id, "name": record.card_name},
+                "status": record.status.as_str(),
+                "from": record.from.format(&Rfc3339)?,
+            }))
+        }
         AdminCommand::Sign(args) => sign(args, services.system.clock.now()),
         AdminCommand::Demo(DemoCommand::Seed) => {
             let demo = crate::demo::seed(services).await?;
             Ok(serde_json::to_value(demo)?)
         }
     }
+}
+
+/// `--from` of `admin format legality`: RFC 3339, or a date meaning its midnight UTC.
+fn parse_from(text: &str) -> anyhow::Result<OffsetDateTime> {
+    if let Ok(at) = OffsetDateTime::parse(text, &Rfc3339) {
+        return Ok(at.to_offset(time::UtcOffset::UTC));
+    }
+    let date = time::Date::parse(
+        text,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .with_context(|| format!("--from {text:?} is neither RFC 3339 nor YYYY-MM-DD"))?;
+    Ok(date.midnight().assume_utc())
 }
 
 /// `admin sign`: the headers of a signed request, computed exactly as the server checks them.

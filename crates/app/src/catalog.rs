@@ -125,10 +125,15 @@ pub async fn import_reader(
                 .map_err(|_| anyhow::anyhow!("the import stopped"))
         })
     });
+    // Legality changes the import brings are recorded from the time it started.
+    let imported_at = services.system.clock.now();
     let mut stored = Ok(());
     while let Some(batch) = batches.recv().await {
         if stored.is_ok() {
-            stored = services.catalog.import_batch(game, &batch).await;
+            stored = services
+                .catalog
+                .import_batch(game, &batch, imported_at)
+                .await;
         }
         if stored.is_err() {
             // Dropping the receiver stops the parser at its next batch.

@@ -108,6 +108,34 @@ pub enum AdminCommand {
     /// The card catalog.
     #[command(subcommand)]
     Catalog(CatalogCommand),
+    /// Formats: legality changes.
+    #[command(subcommand)]
+    Format(FormatCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum FormatCommand {
+    /// Record a card's legality in a format from a date on (a ban, an unban, a restriction),
+    /// which format checks with a later `as_of` apply: {"game", "format", "card", "status",
+    /// "from"}.
+    Legality {
+        /// The game's slug.
+        #[arg(long, default_value = "mtg")]
+        game: String,
+        /// The format's slug or id.
+        #[arg(long)]
+        format: String,
+        /// The card's name (full, or its front face's).
+        #[arg(long)]
+        card: String,
+        /// legal, banned, restricted or not_legal.
+        #[arg(long, value_parser = ["legal", "banned", "restricted", "not_legal"])]
+        status: String,
+        /// When it takes effect: an RFC 3339 time or a date (YYYY-MM-DD, midnight UTC);
+        /// default now.
+        #[arg(long)]
+        from: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -7,6 +7,7 @@ use crate::authentication::Authenticator;
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
+use crate::formats::FormatService;
 use crate::idempotency::IdempotencyService;
 use crate::identity::{IdentityRepositories, IdentityService};
 use crate::oauth::OAuthService;
@@ -24,6 +25,7 @@ pub struct Services {
     pub catalog: CatalogService,
     pub decks: DeckService,
     pub export: ExportService,
+    pub formats: FormatService,
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
     /// The store's liveness, for `/readyz` and `/metrics`.
@@ -47,7 +49,8 @@ impl Services {
             catalog,
             idempotency_keys,
         } = repositories;
-        let catalog = CatalogService::new(catalog);
+        let catalog_repository = catalog;
+        let catalog = CatalogService::new(catalog_repository.clone());
         let deck_service = DeckService::new(
             decks.clone(),
             catalog.clone(),
@@ -84,6 +87,12 @@ impl Services {
             sideboard_guides: SideboardGuideService::new(sideboard_guides, decks, system.clone()),
             idempotency: IdempotencyService::new(idempotency_keys, system.clone()),
             export: ExportService::new(deck_service.clone(), catalog.clone()),
+            formats: FormatService::new(
+                catalog.clone(),
+                catalog_repository,
+                deck_service.clone(),
+                system.clone(),
+            ),
             decks: deck_service,
             catalog,
             health,

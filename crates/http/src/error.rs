@@ -6,6 +6,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
+use deckhand_domain::formats::CheckError;
 use deckhand_domain::idempotency::{IdempotencyError, InvalidKey};
 use deckhand_domain::identity::{AccessDenied, AuthError};
 use deckhand_domain::likes::LikeError;
@@ -427,6 +428,38 @@ impl From<DeckError> for ApiError {
                 "message": "taken by another of your decks with the same provider and version",
             }]})),
             DeckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<CheckError> for ApiError {
+    fn from(error: CheckError) -> Self {
+        let format = |code: &str, message: String| {
+            Self::validation(vec![FieldError {
+                field: "format".into(),
+                code: code.into(),
+                message,
+            }])
+        };
+        match error {
+            CheckError::Invalid(violations) => violations.into(),
+            CheckError::UnknownFormat(_) => format(
+                "unknown",
+                "must be a format of this game, by slug or id".into(),
+            ),
+            CheckError::NoFormat => format(
+                "required",
+                "the deck has no format: name one with ?format=<slug or id>".into(),
+            ),
+            CheckError::NoRules(ref rules_less) => {
+                let message = format!(
+                    "the format {} ({}) has no deck rules to check against",
+                    rules_less.name, rules_less.slug
+                );
+                format("no_rules", message)
+            }
+            CheckError::NotFound => Self::not_found(),
+            CheckError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

@@ -42,7 +42,10 @@ pub(crate) fn operations<O: Operations>(config: &mut O) {
         .service(handlers::cards::resolve::resolve_cards)
         .service(handlers::decks::list::list_decks)
         .service(handlers::decks::create::create_deck)
+        // Before `{id}`, which "check" would otherwise reach as a malformed id.
+        .service(handlers::decks::check_list::check_list)
         .service(handlers::decks::detail::deck_detail)
+        .service(handlers::decks::check::check_deck)
         .service(handlers::decks::update::update_deck)
         .service(handlers::decks::versions::deck_versions)
         .service(handlers::decks::diff::version_diff)

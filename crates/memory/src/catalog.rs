@@ -1,7 +1,7 @@
 //! The catalog in memory, seeded with the same games and formats as the migrations, with the
 //! indexes that make resolution independent of the catalog's size.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -10,6 +10,8 @@ use deckhand_domain::catalog::{
     CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, PrintingKeys,
     Section, format_id, name_key,
 };
+use deckhand_domain::formats::{CardFacts, CardTextRules, Legality, LegalityChange, seeds};
+use time::OffsetDateTime;
 use uuid::Uuid;
 
 use crate::Store;
@@ -19,8 +21,20 @@ use crate::Store;
 #[derive(Debug, Default)]
 struct GameCatalog {
     cards: HashMap<Uuid, CardName>,
+    /// Each card's name, type line and colour identity, as its last imported entry said.
+    card_details: HashMap<Uuid, (String, String, Vec<String>)>,
+    /// Each card's legality history by format, oldest first (as `card_legalities`).
+    legalities: HashMap<Uuid, BTreeMap<String, Vec<LegalityChange>>>,
     printings: HashMap<Uuid, CatalogEntry>,
     index: Option<Arc<CatalogIndex>>,
+}
+
+/// Records `status` from `from` in a history kept oldest first, replacing a record of the
+/// same time.
+fn record(history: &mut Vec<LegalityChange>, from: OffsetDateTime, status: Legality) {
+    history.retain(|change| change.from != from);
+    let at = history.partition_point(|change| change.from < from);
+    history.insert(at, LegalityChange { from, status });
 }
 
 impl GameCatalog {
@@ -34,9 +48,39 @@ impl GameCatalog {
                 front_face_key: name_key(entry.front_face_name()),
             },
         );
-        self.printings
-            .insert(entry.printing.variant_id, entry.clone());
+        self.card_details.insert(
+            card_id,
+            (
+                entry.printing.name.clone(),
+                entry.printing.type_line.clone(),
+                entry.color_identity.clone(),
+            ),
+        );
+        // Rules text is an import's input, stored by name (`Tables::text_rules`), not read back.
+        let stored = CatalogEntry {
+            text_rules: None,
+            ..entry.clone()
+        };
+        self.printings.insert(entry.printing.variant_id, stored);
         self.index = None;
+    }
+
+    /// Records each legality of `entry` in `formats` that differs from the last one recorded.
+    fn record_legalities(&mut self, entry: &CatalogEntry, formats: &[Format], at: OffsetDateTime) {
+        let history = self.legalities.entry(entry.printing.card_id).or_default();
+        for format in formats {
+            let Some(status) = entry
+                .legalities
+                .get(&format.slug)
+                .and_then(|status| Legality::parse(status))
+            else {
+                continue;
+            };
+            let changes = history.entry(format.slug.clone()).or_default();
+            if changes.last().map(|change| change.status) != Some(status) {
+                record(changes, at, status);
+            }
+        }
     }
 
     fn index(&mut self) -> Arc<CatalogIndex> {
@@ -55,6 +99,8 @@ impl GameCatalog {
 pub(crate) struct Tables {
     games: Vec<(Game, Vec<Format>)>,
     catalogs: HashMap<String, GameCatalog>,
+    /// Deck-building clauses of rules text by game and name key (as `card_text_rules`).
+    text_rules: HashMap<(String, String), CardTextRules>,
 }
 
 impl Default for Tables {
@@ -71,6 +117,11 @@ impl Default for Tables {
                     id: format_id(game, slug),
                     slug: (*slug).into(),
                     name: (*name).into(),
+                    rules: if game == "mtg" {
+                        seeds::mtg_rules(slug)
+                    } else {
+                        None
+                    },
                 })
                 .collect()
         };
@@ -125,6 +176,10 @@ impl Default for Tables {
                 ),
             ],
             catalogs: HashMap::new(),
+            text_rules: seeds::mtg_text_rules()
+                .into_iter()
+                .map(|(name, rules)| (("mtg".to_owned(), name_key(name)), rules))
+                .collect(),
         }
     }
 }
@@ -181,18 +236,97 @@ impl CatalogRepository for MemoryCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
-    async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+    async fn upsert(
+        &self,
+        game: &str,
+        entries: &[CatalogEntry],
+        imported_at: OffsetDateTime,
+    ) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         let tables = &mut state.catalog;
         // Like the foreign key in PostgreSQL.
-        anyhow::ensure!(
-            tables.games.iter().any(|(known, _)| known.slug == game),
-            "no game {game:?}"
-        );
+        let formats = tables
+            .games
+            .iter()
+            .find(|(known, _)| known.slug == game)
+            .map(|(_, formats)| formats.clone())
+            .ok_or_else(|| anyhow::anyhow!("no game {game:?}"))?;
         let catalog = tables.catalogs.entry(game.to_owned()).or_default();
+        // The last entry of each card speaks for it, as in PostgreSQL.
+        let mut last: HashMap<Uuid, &CatalogEntry> = HashMap::new();
         for entry in entries {
             catalog.upsert(entry);
+            last.insert(entry.printing.card_id, entry);
         }
+        for entry in last.values() {
+            catalog.record_legalities(entry, &formats, imported_at);
+            if let Some(rules) = entry.text_rules {
+                let key = (game.to_owned(), name_key(&entry.printing.name));
+                if rules.is_default() {
+                    tables.text_rules.remove(&key);
+                } else {
+                    tables.text_rules.insert(key, rules);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
+    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>> {
+        let state = self.0.lock();
+        let tables = &state.catalog;
+        let Some(catalog) = tables.catalogs.get(game) else {
+            return Ok(Vec::new());
+        };
+        Ok(card_ids
+            .iter()
+            .filter_map(|card_id| {
+                let card = catalog.cards.get(card_id)?;
+                let (name, type_line, color_identity) = catalog.card_details.get(card_id)?;
+                Some(CardFacts {
+                    card_id: *card_id,
+                    name: name.clone(),
+                    type_line: type_line.clone(),
+                    color_identity: color_identity.clone(),
+                    text: tables
+                        .text_rules
+                        .get(&(game.to_owned(), card.name_key.clone()))
+                        .copied()
+                        .unwrap_or_default(),
+                    legalities: catalog.legalities.get(card_id).cloned().unwrap_or_default(),
+                })
+            })
+            .collect())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
+    async fn record_legality(
+        &self,
+        game: &str,
+        card_id: Uuid,
+        format: &str,
+        status: Legality,
+        from: OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let mut state = self.0.lock();
+        let tables = &mut state.catalog;
+        // Like the foreign keys in PostgreSQL.
+        anyhow::ensure!(
+            tables
+                .games
+                .iter()
+                .any(|(known, formats)| known.slug == game
+                    && formats.iter().any(|known| known.slug == format)),
+            "no format {format:?} of game {game:?}"
+        );
+        let catalog = tables
+            .catalogs
+            .get_mut(game)
+            .filter(|catalog| catalog.cards.contains_key(&card_id))
+            .ok_or_else(|| anyhow::anyhow!("no card {card_id} in game {game:?}"))?;
+        let history = catalog.legalities.entry(card_id).or_default();
+        record(history.entry(format.to_owned()).or_default(), from, status);
         Ok(())
     }
 

@@ -5,6 +5,7 @@
 //! probes as the custom ones, whatever the number of keys (a PostgreSQL test pins them).
 
 mod cache;
+mod facts;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use deckhand_domain::catalog::{
     CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, Preference,
     Printing, PrintingKeys, Section, name_key,
 };
+use deckhand_domain::formats::{CardFacts, Legality};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel::upsert::excluded;
@@ -25,7 +27,7 @@ use uuid::Uuid;
 
 use crate::error;
 use crate::pool::{Pool, checkout};
-use crate::schema::{catalog_cards, catalog_printings, formats, game_sections, games};
+use crate::schema::{catalog_cards, catalog_printings, game_sections, games};
 use crate::statement::{Bind, Statement};
 
 /// Rows per INSERT: well under PostgreSQL's 65535 bind parameters at 16 columns a row.
@@ -48,24 +50,6 @@ struct SectionRow {
     counted: bool,
 }
 
-#[derive(Debug, Queryable, Selectable)]
-#[diesel(table_name = formats, check_for_backend(diesel::pg::Pg))]
-struct FormatRow {
-    id: Uuid,
-    slug: String,
-    name: String,
-}
-
-impl From<FormatRow> for Format {
-    fn from(row: FormatRow) -> Self {
-        Self {
-            id: row.id,
-            slug: row.slug,
-            name: row.name,
-        }
-    }
-}
-
 #[derive(Debug, Insertable)]
 #[diesel(table_name = catalog_cards)]
 struct CardRow<'a> {
@@ -75,6 +59,8 @@ struct CardRow<'a> {
     face_names: &'a [String],
     name_key: String,
     front_face_key: String,
+    type_line: &'a str,
+    color_identity: &'a [String],
 }
 
 #[derive(Debug, Insertable)]
@@ -129,7 +115,7 @@ macro_rules! entry_columns {
     () => {
         "p.variant_id, p.card_id, p.name, p.set, p.collector_number, p.type_line, p.image_url, \
          p.colors, p.catalog_a_id, p.catalog_b_id, p.catalog_c_id, p.lang, p.released_at, \
-         p.preference, p.legalities::text AS legalities, c.face_names"
+         p.preference, p.legalities::text AS legalities, c.face_names, c.color_identity"
     };
 }
 
@@ -168,6 +154,8 @@ struct EntryRow {
     legalities: String,
     #[diesel(sql_type = Array<Text>)]
     face_names: Vec<String>,
+    #[diesel(sql_type = Array<Text>)]
+    color_identity: Vec<String>,
 }
 
 fn parse_legalities(text: &str, variant_id: Uuid) -> anyhow::Result<Legalities> {
@@ -218,6 +206,9 @@ impl EntryRow {
             released_at: self.released_at,
             preference: Preference::from_i16(self.preference),
             legalities,
+            color_identity: self.color_identity,
+            // An import's input, stored by name (`card_text_rules`), not read back.
+            text_rules: None,
         }
     }
 }
@@ -331,6 +322,7 @@ async fn upsert_chunk(
     conn: &mut AsyncPgConnection,
     game: &str,
     entries: &[CatalogEntry],
+    imported_at: time::OffsetDateTime,
 ) -> anyhow::Result<()> {
     // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
     let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
@@ -348,6 +340,8 @@ async fn upsert_chunk(
             face_names: &entry.face_names,
             name_key: name_key(&entry.printing.name),
             front_face_key: name_key(entry.front_face_name()),
+            type_line: &entry.printing.type_line,
+            color_identity: &entry.color_identity,
         })
         .collect();
     let printing_rows = printings
@@ -363,6 +357,8 @@ async fn upsert_chunk(
             catalog_cards::face_names.eq(excluded(catalog_cards::face_names)),
             catalog_cards::name_key.eq(excluded(catalog_cards::name_key)),
             catalog_cards::front_face_key.eq(excluded(catalog_cards::front_face_key)),
+            catalog_cards::type_line.eq(excluded(catalog_cards::type_line)),
+            catalog_cards::color_identity.eq(excluded(catalog_cards::color_identity)),
         ))
         .execute(conn)
         .await
@@ -393,6 +389,8 @@ async fn upsert_chunk(
         .await
         .map_err(error::query)
         .context("upserting catalog printings")?;
+    let cards: Vec<&CatalogEntry> = cards.into_values().collect();
+    facts::record_imported(conn, game, &cards, imported_at).await?;
     Ok(())
 }
 
@@ -524,16 +522,73 @@ impl CatalogRepository for PgCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
-    async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+    async fn upsert(
+        &self,
+        game: &str,
+        entries: &[CatalogEntry],
+        imported_at: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         let conn: &mut AsyncPgConnection = &mut conn;
         conn.transaction::<_, anyhow::Error, _>(async |conn| {
             for chunk in entries.chunks(ROWS_PER_STATEMENT) {
-                upsert_chunk(conn, game, chunk).await?;
+                upsert_chunk(conn, game, chunk, imported_at).await?;
             }
             Ok(())
         })
         .await?;
+        self.cache.forget();
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, cards = card_ids.len()))]
+    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>> {
+        if self.lookups == CardLookups::Resident
+            && let Some(facts) = self.cache.facts(game).await?
+        {
+            return Ok(card_ids
+                .iter()
+                .filter_map(|id| facts.get(id).cloned())
+                .collect());
+        }
+        let statement = Statement::new(
+            facts::SOME_FACTS,
+            vec![Bind::Text(game.to_owned()), Bind::Uuids(card_ids.to_vec())],
+        );
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<facts::FactsRow> = statement
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("loading card facts")?;
+        rows.into_iter().map(facts::FactsRow::into_domain).collect()
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, format = format))]
+    async fn record_legality(
+        &self,
+        game: &str,
+        card_id: Uuid,
+        format: &str,
+        status: Legality,
+        from: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        Statement::new(
+            facts::RECORD_LEGALITY,
+            vec![
+                Bind::Text(game.to_owned()),
+                Bind::Uuid(card_id),
+                Bind::Text(format.to_owned()),
+                Bind::Time(from),
+                Bind::Text(status.as_str().to_owned()),
+            ],
+        )
+        .execute(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("recording a legality")?;
+        drop(conn);
         self.cache.forget();
         Ok(())
     }

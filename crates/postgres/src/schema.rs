@@ -65,6 +65,8 @@ diesel::table! {
         face_names -> Array<Text>,
         name_key -> Text,
         front_face_key -> Text,
+        type_line -> Text,
+        color_identity -> Array<Text>,
     }
 }
 

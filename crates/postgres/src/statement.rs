@@ -28,6 +28,8 @@ pub(crate) enum Bind {
     Uuids(Vec<Uuid>),
     Texts(Vec<String>),
     OptionalTexts(Vec<Option<String>>),
+    Bools(Vec<bool>),
+    OptionalInts(Vec<Option<i64>>),
 }
 
 /// An `f64` compared and hashed by its bits, so that binds can key a cache.
@@ -104,6 +106,10 @@ impl QueryFragment<Pg> for Statement {
                 Bind::Texts(values) => out.push_bind_param::<Array<Text>, _>(values)?,
                 Bind::OptionalTexts(values) => {
                     out.push_bind_param::<Array<Nullable<Text>>, _>(values)?;
+                }
+                Bind::Bools(values) => out.push_bind_param::<Array<Bool>, _>(values)?,
+                Bind::OptionalInts(values) => {
+                    out.push_bind_param::<Array<Nullable<Int8>>, _>(values)?;
                 }
             }
             rest = &after[digits..];

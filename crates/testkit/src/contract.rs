@@ -47,6 +47,9 @@ use crate::fixtures::{
     api_key_for, deck, now, partner_for, pat_for, printing, revision_of, update_to, user, username,
 };
 use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
+use deckhand_domain::formats::{
+    CardFacts, CardTextRules, CopyAllowance, Legality, LegalityChange, seeds,
+};
 
 /// What the suite runs against: a store that stays alive while a test uses its repositories.
 pub trait ContractStore {
@@ -98,6 +101,10 @@ macro_rules! repository_contract_suite {
             cards_are_found_by_name_and_front_face,
             preferred_printings_follow_the_documented_order,
             a_catalog_needs_a_known_game,
+            formats_carry_their_deck_rules,
+            card_facts_round_trip_with_seeded_and_imported_clauses,
+            imports_record_each_legality_change_once,
+            operators_record_legality_changes_from_a_date,
             decks_round_trip_and_start_at_version_one,
             a_duplicate_provenance_is_refused_per_owner,
             revisions_bump_the_version_and_append_history,
@@ -427,8 +434,14 @@ pub async fn catalog_upserts_are_idempotent_and_replace_by_variant(
     let mut first = printing(card, "Llanowar Elves", "dom", "168");
     let second = printing(card, "Llanowar Elves", "m19", "314");
     let batch = [first.clone(), second.clone()];
-    repos.catalog.upsert("mtg", &batch).await?;
-    repos.catalog.upsert("mtg", &batch).await?;
+    repos
+        .catalog
+        .upsert("mtg", &batch, crate::fixtures::now())
+        .await?;
+    repos
+        .catalog
+        .upsert("mtg", &batch, crate::fixtures::now())
+        .await?;
     let counts = repos.catalog.counts("mtg").await?;
     assert_eq!(
         counts,
@@ -447,7 +460,7 @@ pub async fn catalog_upserts_are_idempotent_and_replace_by_variant(
     std::sync::Arc::make_mut(&mut first.legalities).insert("modern".into(), "banned".into());
     repos
         .catalog
-        .upsert("mtg", std::slice::from_ref(&first))
+        .upsert("mtg", std::slice::from_ref(&first), crate::fixtures::now())
         .await?;
     let keys = PrintingKeys {
         variant_ids: vec![first.printing.variant_id],
@@ -481,7 +494,11 @@ pub async fn printings_are_found_by_every_exact_key(repos: &Repositories) -> Out
     let other = printing(Uuid::new_v4(), "Grizzly Bears", "m19", "7");
     repos
         .catalog
-        .upsert("mtg", &[full.clone(), other.clone()])
+        .upsert(
+            "mtg",
+            &[full.clone(), other.clone()],
+            crate::fixtures::now(),
+        )
         .await?;
 
     let only = |keys: PrintingKeys| async move { repos.catalog.find_printings("mtg", &keys).await };
@@ -570,6 +587,7 @@ pub async fn cards_are_found_by_name_and_front_face(repos: &Repositories) -> Out
         .upsert(
             "mtg",
             &[fire_ice, printing(bolt, "Lightning Bolt", "m10", "146")],
+            crate::fixtures::now(),
         )
         .await?;
     let found = repos
@@ -632,7 +650,10 @@ pub async fn preferred_printings_follow_the_documented_order(repos: &Repositorie
         undated,
         only_promo.clone(),
     ];
-    repos.catalog.upsert("mtg", &all).await?;
+    repos
+        .catalog
+        .upsert("mtg", &all, crate::fixtures::now())
+        .await?;
 
     let picks = [
         CardPick {
@@ -675,10 +696,229 @@ pub async fn preferred_printings_follow_the_documented_order(repos: &Repositorie
 
 pub async fn a_catalog_needs_a_known_game(repos: &Repositories) -> Outcome {
     let entry = printing(Uuid::new_v4(), "Pawn", "std", "1");
-    assert!(repos.catalog.upsert("chess", &[entry]).await.is_err());
+    assert!(
+        repos
+            .catalog
+            .upsert("chess", &[entry], crate::fixtures::now())
+            .await
+            .is_err()
+    );
     assert_eq!(
         repos.catalog.counts("chess").await?,
         CatalogCounts::default()
+    );
+    Ok(())
+}
+
+// Format checks.
+
+pub async fn formats_carry_their_deck_rules(repos: &Repositories) -> Outcome {
+    let formats = repos.catalog.formats("mtg").await?;
+    for format in &formats {
+        assert_eq!(
+            format.rules,
+            seeds::mtg_rules(&format.slug),
+            "{}",
+            format.slug
+        );
+        assert!(format.rules.is_some(), "{}", format.slug);
+    }
+    let commander = formats
+        .iter()
+        .find(|format| format.slug == "commander")
+        .and_then(|format| format.rules.clone())
+        .context("commander rules")?;
+    assert!(commander.singleton);
+    assert_eq!(
+        commander.commander.map(|c| (c.count_max, c.deck_size)),
+        Some((2, 100))
+    );
+    // A game whose formats have no rule rows: a check of them is refused.
+    let lorcana = repos.catalog.formats("lorcana").await?;
+    assert!(!lorcana.is_empty());
+    assert!(lorcana.iter().all(|format| format.rules.is_none()));
+    Ok(())
+}
+
+/// Facts of the cards with these ids, by name.
+async fn facts_by_name(
+    repos: &Repositories,
+    ids: &[Uuid],
+) -> anyhow::Result<std::collections::BTreeMap<String, CardFacts>> {
+    Ok(repos
+        .catalog
+        .card_facts("mtg", ids)
+        .await?
+        .into_iter()
+        .map(|facts| (facts.name.clone(), facts))
+        .collect())
+}
+
+pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
+    repos: &Repositories,
+) -> Outcome {
+    let at = datetime!(2026-01-01 00:00 UTC);
+    let mut rats = printing(Uuid::new_v4(), "Relentless Rats", "m11", "111");
+    rats.printing.type_line = "Creature — Rat".into();
+    rats.color_identity = vec!["B".into()];
+    let mut daretti = printing(Uuid::new_v4(), "Daretti, Scrap Savant", "c14", "33");
+    daretti.printing.type_line = "Legendary Planeswalker — Daretti".into();
+    daretti.color_identity = vec!["R".into()];
+    let mut hounds = printing(Uuid::new_v4(), "Test Hounds", "tst", "1");
+    hounds.text_rules = Some(CardTextRules {
+        copies: CopyAllowance::UpTo(3),
+        can_be_commander: false,
+    });
+    hounds.color_identity = vec!["W".into(), "G".into()];
+    let plain = printing(Uuid::new_v4(), "Plain Card", "tst", "2");
+    let ids: Vec<Uuid> = [&rats, &daretti, &hounds, &plain]
+        .iter()
+        .map(|entry| entry.printing.card_id)
+        .collect();
+    repos
+        .catalog
+        .upsert(
+            "mtg",
+            &[rats.clone(), daretti.clone(), hounds.clone(), plain.clone()],
+            at,
+        )
+        .await?;
+    let mut asked = ids.clone();
+    asked.push(Uuid::new_v4());
+    let facts = facts_by_name(repos, &asked).await?;
+    assert_eq!(facts.len(), 4, "unknown ids are left out");
+    let rats_facts = &facts["Relentless Rats"];
+    assert_eq!(rats_facts.card_id, rats.printing.card_id);
+    assert_eq!(rats_facts.type_line, "Creature — Rat");
+    assert_eq!(rats_facts.color_identity, ["B"]);
+    // Seeded by name, before the card was imported.
+    assert_eq!(rats_facts.text.copies, CopyAllowance::Any);
+    assert!(facts["Daretti, Scrap Savant"].text.can_be_commander);
+    assert_eq!(facts["Test Hounds"].text.copies, CopyAllowance::UpTo(3));
+    assert_eq!(facts["Test Hounds"].color_identity, ["W", "G"]);
+    assert!(facts["Plain Card"].text.is_default());
+    assert_eq!(
+        facts["Plain Card"]
+            .legalities
+            .get("standard")
+            .map(Vec::as_slice),
+        Some(
+            &[LegalityChange {
+                from: at,
+                status: Legality::Legal
+            }][..]
+        )
+    );
+    // Only the game's formats are recorded.
+    let mut odd = plain.clone();
+    std::sync::Arc::make_mut(&mut odd.legalities).insert("oldschool".into(), "legal".into());
+    repos.catalog.upsert("mtg", &[odd], at).await?;
+    let facts = facts_by_name(repos, &ids).await?;
+    assert!(!facts["Plain Card"].legalities.contains_key("oldschool"));
+
+    // A file with rules text replaces a seeded clause, also with "nothing special".
+    rats.text_rules = Some(CardTextRules::default());
+    hounds.text_rules = Some(CardTextRules {
+        copies: CopyAllowance::Any,
+        can_be_commander: true,
+    });
+    repos.catalog.upsert("mtg", &[rats, hounds], at).await?;
+    let facts = facts_by_name(repos, &ids).await?;
+    assert!(facts["Relentless Rats"].text.is_default());
+    assert_eq!(facts["Test Hounds"].text.copies, CopyAllowance::Any);
+    assert!(facts["Test Hounds"].text.can_be_commander);
+    assert!(repos.catalog.card_facts("lorcana", &ids).await?.is_empty());
+    Ok(())
+}
+
+pub async fn imports_record_each_legality_change_once(repos: &Repositories) -> Outcome {
+    let (first, second, third) = (
+        datetime!(2026-01-01 00:00 UTC),
+        datetime!(2026-02-01 00:00 UTC),
+        datetime!(2026-03-01 00:00 UTC),
+    );
+    let mut pod = printing(Uuid::new_v4(), "Birthing Pod", "nph", "104");
+    std::sync::Arc::make_mut(&mut pod.legalities).insert("modern".into(), "legal".into());
+    repos
+        .catalog
+        .upsert("mtg", std::slice::from_ref(&pod), first)
+        .await?;
+    // The same legalities again: nothing new.
+    repos
+        .catalog
+        .upsert("mtg", std::slice::from_ref(&pod), second)
+        .await?;
+    std::sync::Arc::make_mut(&mut pod.legalities).insert("modern".into(), "banned".into());
+    // A status no check knows is left out of the history.
+    std::sync::Arc::make_mut(&mut pod.legalities).insert("pioneer".into(), "suspended".into());
+    repos
+        .catalog
+        .upsert("mtg", std::slice::from_ref(&pod), third)
+        .await?;
+    repos
+        .catalog
+        .upsert("mtg", std::slice::from_ref(&pod), third)
+        .await?;
+    let facts = facts_by_name(repos, &[pod.printing.card_id]).await?;
+    let facts = &facts["Birthing Pod"];
+    assert_eq!(
+        facts.legalities["modern"],
+        [
+            LegalityChange {
+                from: first,
+                status: Legality::Legal
+            },
+            LegalityChange {
+                from: third,
+                status: Legality::Banned
+            },
+        ]
+    );
+    assert_eq!(facts.legalities["standard"].len(), 1);
+    assert!(!facts.legalities.contains_key("pioneer"));
+    assert_eq!(facts.legality("modern", second), Some(Legality::Legal));
+    assert_eq!(facts.legality("modern", third), Some(Legality::Banned));
+    assert_eq!(
+        facts.legality("modern", datetime!(2000-01-01 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    Ok(())
+}
+
+pub async fn operators_record_legality_changes_from_a_date(repos: &Repositories) -> Outcome {
+    let imported = datetime!(2026-01-01 00:00 UTC);
+    let ban = datetime!(2026-06-01 00:00 UTC);
+    let goyf = printing(Uuid::new_v4(), "Tarmogoyf", "fut", "153");
+    let id = goyf.printing.card_id;
+    repos.catalog.upsert("mtg", &[goyf], imported).await?;
+    repos
+        .catalog
+        .record_legality("mtg", id, "standard", Legality::Restricted, ban)
+        .await?;
+    // The same card, format and time again: replaced, not added.
+    repos
+        .catalog
+        .record_legality("mtg", id, "standard", Legality::Banned, ban)
+        .await?;
+    let facts = facts_by_name(repos, &[id]).await?;
+    let facts = &facts["Tarmogoyf"];
+    assert_eq!(facts.legalities["standard"].len(), 2);
+    assert_eq!(facts.legality("standard", imported), Some(Legality::Legal));
+    assert_eq!(facts.legality("standard", ban), Some(Legality::Banned));
+    // Unknown cards and formats are refused.
+    assert!(
+        repos
+            .catalog
+            .record_legality("mtg", Uuid::new_v4(), "standard", Legality::Banned, ban)
+            .await
+            .is_err()
+    );
+    assert!(
+        repos
+            .catalog
+            .record_legality("mtg", id, "oldschool", Legality::Banned, ban)
+            .await
+            .is_err()
     );
     Ok(())
 }

@@ -77,6 +77,8 @@ pub fn printing(card_id: Uuid, name: &str, set: &str, number: &str) -> CatalogEn
             "standard".to_owned(),
             "legal".to_owned(),
         )])),
+        color_identity: vec!["G".to_owned()],
+        text_rules: None,
     }
 }
 

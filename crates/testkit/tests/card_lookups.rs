@@ -186,7 +186,7 @@ async fn the_index_follows_changes_made_by_anyone() {
     let mut shock = printing(Uuid::new_v4(), "Shock", "m19", "156");
     second
         .catalog
-        .upsert("mtg", &[shock.clone()])
+        .upsert("mtg", &[shock.clone()], deckhand_testkit::fixtures::now())
         .await
         .unwrap();
     // Started after that import, this instance's listener hears of no change before the
@@ -213,7 +213,11 @@ async fn the_index_follows_changes_made_by_anyone() {
 
     // An import through this instance is seen by its next lookup.
     shock.printing.collector_number = "157".into();
-    first.catalog.upsert("mtg", &[shock.clone()]).await.unwrap();
+    first
+        .catalog
+        .upsert("mtg", &[shock.clone()], deckhand_testkit::fixtures::now())
+        .await
+        .unwrap();
     assert_eq!(
         name_at(&first, "m19", "157").await.as_deref(),
         Some("Shock")
@@ -223,7 +227,7 @@ async fn the_index_follows_changes_made_by_anyone() {
     shock.printing.catalog_a_id = Some("777".into());
     second
         .catalog
-        .upsert("mtg", &[shock.clone()])
+        .upsert("mtg", &[shock.clone()], deckhand_testkit::fixtures::now())
         .await
         .unwrap();
     let by_catalog_id = PrintingKeys {

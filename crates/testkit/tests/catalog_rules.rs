@@ -61,6 +61,7 @@ async fn world() -> World {
                 twin_a_with_id.clone(),
                 twin_b,
             ],
+            deckhand_testkit::fixtures::now(),
         )
         .await
         .unwrap();

@@ -329,9 +329,9 @@ const HISTORY_CARD_LISTS: &str = "SELECT v.version_number || ' ' || (SELECT \
 
 /// A save that keeps the card list stores none (migration `2026-11-25-000300`): its record
 /// names the one that holds the list. Reverting the migration (after those that came later:
-/// deck content as `json`, `2026-11-25-000400`, and the credentials' notifications,
-/// `2026-11-25-000500`) gives every record its list back, and migrating again
-/// reads every version back as it was.
+/// deck content as `json`, `2026-11-25-000400`, the credentials' notifications,
+/// `2026-11-25-000500`, and the format checks' tables, `2026-11-26-000100`) gives every
+/// record its list back, and migrating again reads every version back as it was.
 #[tokio::test]
 async fn a_save_that_keeps_the_cards_stores_them_once() {
     let db = TestDb::new().await;
@@ -362,10 +362,11 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
         let reverted =
-            [(); 5].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+            [(); 6].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
         assert_eq!(
             reverted,
             [
+                "20261126000100",
                 "20261125000700",
                 "20261125000600",
                 "20261125000500",

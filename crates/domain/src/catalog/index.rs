@@ -183,6 +183,8 @@ mod tests {
             released_at: Some(date!(2019 - 01 - 01)),
             preference: Preference::Default,
             legalities: Arc::new(BTreeMap::new()),
+            color_identity: Vec::new(),
+            text_rules: None,
         }
     }
 

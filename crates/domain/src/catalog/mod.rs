@@ -2,10 +2,12 @@
 //! the rules that turn catalog files into printings ([`source`]) and partner-supplied
 //! identifiers into printings ([`CatalogService::resolve`]).
 
+pub mod deck_rules;
 mod index;
 mod model;
 pub mod ports;
 mod resolve;
+pub mod seeds;
 mod service;
 pub mod source;
 

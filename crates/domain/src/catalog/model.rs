@@ -49,6 +49,8 @@ pub struct Format {
     pub id: Uuid,
     pub slug: String,
     pub name: String,
+    /// The deck rules a check applies; `None` for a format without rules (no check).
+    pub rules: Option<super::deck_rules::FormatRules>,
 }
 
 /// Whether `slug` has a game slug's shape: 1 to 40 characters of a-z, 0-9 and '-' (the games
@@ -158,6 +160,11 @@ pub struct CatalogEntry {
     /// Shared: a card's printings mostly have the same map, so a catalog held in memory keeps
     /// one copy of each (about 3 KB a map, 45,000 printings in the 2019 catalog).
     pub legalities: Arc<BTreeMap<String, String>>,
+    /// The card's colour identity, in the game's colour order.
+    pub color_identity: Vec<String>,
+    /// What the card's rules text says about deck building, when the file carries the text;
+    /// `None` keeps what is stored (seeded by a migration for files without it).
+    pub text_rules: Option<super::deck_rules::CardTextRules>,
 }
 
 impl CatalogEntry {

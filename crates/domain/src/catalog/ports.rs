@@ -4,6 +4,10 @@
 //! identifiers costs a bounded number of store queries.
 
 use async_trait::async_trait;
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use super::deck_rules::{CardFacts, Legality};
 
 use super::{CardName, CardPick, CatalogCounts, CatalogEntry, Format, Game, PrintingKeys};
 
@@ -17,10 +21,36 @@ pub trait CatalogRepository: Send + Sync {
     /// The formats of `game`, in display order (empty for an unknown game).
     async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>>;
 
-    /// Inserts or replaces, by variant id, each entry and its card (by card id: name and face
-    /// names are taken from the last entry of that card). Idempotent; one transaction.
-    /// An unknown game is an error.
-    async fn upsert(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()>;
+    /// Inserts or replaces, by variant id, each entry and its card (by card id: name, face
+    /// names, type line and colour identity are taken from the last entry of that card).
+    /// Entries with `text_rules` store them by the card's name (replacing any seeded ones).
+    /// Each card's legality in each format of the game, when it differs from the last one
+    /// recorded for that card and format, is recorded in its history from `imported_at`
+    /// (statuses other than the four [`Legality`] values are left out of the history).
+    /// Idempotent; one transaction. An unknown game is an error.
+    async fn upsert(
+        &self,
+        game: &str,
+        entries: &[CatalogEntry],
+        imported_at: OffsetDateTime,
+    ) -> anyhow::Result<()>;
+
+    /// The deck-building facts of each card of `game` among `card_ids` (unknown ids are left
+    /// out): name, type line, colour identity, rules-text allowances and the legality history
+    /// in each of the game's formats. Costs no statement per request where the store holds
+    /// the game's facts in process.
+    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>>;
+
+    /// Records that `card_id` has `status` in `format` from `from` on (an operator's change),
+    /// replacing a record of the same card, format and time.
+    async fn record_legality(
+        &self,
+        game: &str,
+        card_id: Uuid,
+        format: &str,
+        status: Legality,
+        from: OffsetDateTime,
+    ) -> anyhow::Result<()>;
     async fn counts(&self, game: &str) -> anyhow::Result<CatalogCounts>;
 
     /// Every printing of `game` matching any key: variant id, one of the catalog ids, or

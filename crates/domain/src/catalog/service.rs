@@ -61,13 +61,21 @@ impl CatalogService {
             .find(|format| Some(format.id) == id || format.slug.eq_ignore_ascii_case(wanted)))
     }
 
-    /// Stores a batch of imported printings (and their cards); idempotent.
+    /// Stores a batch of imported printings (and their cards) of an import that started at
+    /// `imported_at` (the time its legality changes are recorded from); idempotent.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, entries = entries.len()))]
-    pub async fn import_batch(&self, game: &Game, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+    pub async fn import_batch(
+        &self,
+        game: &Game,
+        entries: &[CatalogEntry],
+        imported_at: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
         if entries.is_empty() {
             return Ok(());
         }
-        self.repository.upsert(&game.slug, entries).await
+        self.repository
+            .upsert(&game.slug, entries, imported_at)
+            .await
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use uuid::Uuid;
 
+use super::deck_rules::{CardTextRules, text_rules};
 use super::{CatalogEntry, Game, Preference, Printing};
 
 /// Scryfall layouts that are not cards one puts in a deck.
@@ -117,6 +118,12 @@ pub struct ScryfallCard {
     #[serde(default)]
     pub colors: Option<Vec<String>>,
     #[serde(default)]
+    pub color_identity: Option<Vec<String>>,
+    /// Absent from some bulk files (the bundled 2019 one); then the deck-building clauses come
+    /// from the seeded rows instead (docs/catalog.md).
+    #[serde(default)]
+    pub oracle_text: Option<String>,
+    #[serde(default)]
     pub card_faces: Vec<ScryfallFace>,
     #[serde(default)]
     pub legalities: BTreeMap<String, String>,
@@ -141,6 +148,8 @@ pub struct ScryfallFace {
     pub colors: Option<Vec<String>>,
     #[serde(default)]
     pub image_uris: Option<ScryfallImages>,
+    #[serde(default)]
+    pub oracle_text: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -189,6 +198,12 @@ pub fn scryfall_entry(
             .collect(),
     };
     let promo = scryfall_is_promo(&card);
+    // The identity of a card is at least its colours when a file leaves it out.
+    let color_identity = match &card.color_identity {
+        Some(identity) => game.order_colors(identity.iter().map(String::as_str)),
+        None => game.order_colors(colors.iter().copied()),
+    };
+    let text_rules = scryfall_text_rules(&card);
     let lang = free_text("lang", card.lang.unwrap_or_else(|| "en".to_owned()))?;
     Ok(Some(CatalogEntry {
         printing: Printing {
@@ -209,7 +224,24 @@ pub fn scryfall_entry(
         lang,
         released_at: parse_date(card.released_at.as_deref())?,
         legalities: legalities(card.legalities)?,
+        color_identity,
+        text_rules,
     }))
+}
+
+/// The deck-building clauses of a card's oracle text (all faces), when the file has any text.
+fn scryfall_text_rules(card: &ScryfallCard) -> Option<CardTextRules> {
+    let texts: Vec<&str> = card
+        .oracle_text
+        .iter()
+        .chain(
+            card.card_faces
+                .iter()
+                .filter_map(|face| face.oracle_text.as_ref()),
+        )
+        .map(String::as_str)
+        .collect();
+    (!texts.is_empty()).then(|| text_rules(&texts.join("\n")))
 }
 
 /// One record of the generic JSON Lines format (docs/catalog.md), for games without a
@@ -230,6 +262,12 @@ pub struct GenericCard {
     pub image_url: Option<String>,
     #[serde(default)]
     pub colors: Vec<String>,
+    /// Defaults to `colors`.
+    #[serde(default)]
+    pub color_identity: Option<Vec<String>>,
+    /// Rules text, read for deck-building clauses as Scryfall's `oracle_text` is.
+    #[serde(default)]
+    pub oracle_text: Option<String>,
     #[serde(default)]
     pub lang: Option<String>,
     #[serde(default)]
@@ -255,6 +293,22 @@ pub fn generic_entry(game: &Game, card: GenericCard) -> Result<CatalogEntry, Rec
     {
         return Err(RecordError::UnknownColor(unknown.clone()));
     }
+    if let Some(unknown) = card
+        .color_identity
+        .iter()
+        .flatten()
+        .find(|color| !game.colors.contains(color))
+    {
+        return Err(RecordError::UnknownColor(unknown.clone()));
+    }
+    let color_identity = game.order_colors(
+        card.color_identity
+            .as_ref()
+            .unwrap_or(&card.colors)
+            .iter()
+            .map(String::as_str),
+    );
+    let text_rules = card.oracle_text.as_deref().map(text_rules);
     let lang = free_text("lang", card.lang.unwrap_or_else(|| "en".to_owned()))?;
     Ok(CatalogEntry {
         printing: Printing {
@@ -275,6 +329,8 @@ pub fn generic_entry(game: &Game, card: GenericCard) -> Result<CatalogEntry, Rec
         lang,
         released_at: parse_date(card.released_at.as_deref())?,
         legalities: legalities(card.legalities)?,
+        color_identity,
+        text_rules,
     })
 }
 

@@ -38,7 +38,7 @@ pub fn exported_sections(game: &Game) -> Vec<SectionSpec> {
 
 /// Every section of the game, for reading text: a `Maybeboard` header in pasted text is then
 /// understood (and its cards left out) instead of being warned about as unknown.
-fn readable_sections(game: &Game) -> Vec<SectionSpec> {
+pub fn readable_sections(game: &Game) -> Vec<SectionSpec> {
     game.sections
         .iter()
         .map(|section| SectionSpec {

@@ -1,6 +1,7 @@
 //! Catalog shapes shared by games and decks.
 
 use deckhand_domain::catalog::Format;
+use deckhand_domain::formats::FormatRules;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -19,6 +20,69 @@ impl From<Format> for FormatDto {
             id: format.id,
             slug: format.slug,
             name: format.name,
+        }
+    }
+}
+
+/// A format as the formats list shows it: with its deck rules.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(example = json!({
+    "id": "59b2f751-ebfb-5171-bef0-554ccfd0df1b", "slug": "modern", "name": "Modern",
+    "rules": {"main_min": 60, "main_max": null, "sideboard_max": 15, "copy_limit": 4,
+        "singleton": false, "commander": null}
+}))]
+pub struct FormatListItem {
+    #[serde(flatten)]
+    format: FormatDto,
+    /// `null` for a format without rules (a check of it answers 400).
+    rules: Option<FormatRulesDto>,
+}
+
+impl From<Format> for FormatListItem {
+    fn from(mut format: Format) -> Self {
+        let rules = format.rules.take().map(Into::into);
+        Self {
+            format: format.into(),
+            rules,
+        }
+    }
+}
+
+/// A format's deck rules.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct FormatRulesDto {
+    /// The fewest mainboard cards (0: the size is `commander.deck_size`).
+    main_min: u32,
+    main_max: Option<u32>,
+    /// The most sideboard cards, a companion included outside commander formats.
+    sideboard_max: Option<u32>,
+    /// Copies of a card by name across the counted sections.
+    copy_limit: u32,
+    singleton: bool,
+    commander: Option<CommanderRulesDto>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CommanderRulesDto {
+    count_max: u32,
+    /// Exact size of the commander and mainboard sections together.
+    deck_size: u32,
+    color_identity: bool,
+}
+
+impl From<FormatRules> for FormatRulesDto {
+    fn from(rules: FormatRules) -> Self {
+        Self {
+            main_min: rules.main_min,
+            main_max: rules.main_max,
+            sideboard_max: rules.sideboard_max,
+            copy_limit: rules.copy_limit,
+            singleton: rules.singleton,
+            commander: rules.commander.map(|commander| CommanderRulesDto {
+                count_max: commander.count_max,
+                deck_size: commander.deck_size,
+                color_identity: commander.color_identity,
+            }),
         }
     }
 }

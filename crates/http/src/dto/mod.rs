@@ -4,4 +4,5 @@
 pub(crate) mod cards;
 pub(crate) mod decks;
 pub(crate) mod envelope;
+pub(crate) mod formats;
 pub(crate) mod games;

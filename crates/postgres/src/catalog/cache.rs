@@ -22,14 +22,19 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogIndex, Format, Game};
-use diesel::prelude::*;
+use deckhand_domain::formats::CardFacts;
 use diesel_async::RunQueryDsl;
+use uuid::Uuid;
 
-use super::{FormatRow, load_games, load_index};
+use super::facts::{FORMATS_WITH_RULES, FormatRulesRow, load_facts};
+use super::{load_games, load_index};
 use crate::error;
 use crate::listener::{self, Invalidate};
 use crate::pool::{POOL_TIMEOUT, Pool, checkout};
-use crate::schema::formats;
+use crate::statement::Statement;
+
+/// Every card's deck-building facts of one game, by card id.
+pub(super) type Facts = HashMap<Uuid, CardFacts>;
 
 /// The channel the triggers notify.
 const CHANNEL: &str = "deckhand_catalog";
@@ -50,6 +55,8 @@ struct State {
     snapshot: Option<Arc<Snapshot>>,
     /// Each game's card index, by slug.
     indexes: HashMap<String, Arc<CatalogIndex>>,
+    /// Each game's card facts, by slug.
+    facts: HashMap<String, Arc<Facts>>,
 }
 
 pub(super) struct CatalogCache {
@@ -141,6 +148,37 @@ impl CatalogCache {
         Ok(Some(loaded))
     }
 
+    /// The card facts of `game` (format checks), loaded when there are none, as
+    /// [`Self::index`] does; `None` while the listener is not connected.
+    pub(super) async fn facts(self: &Arc<Self>, game: &str) -> anyhow::Result<Option<Arc<Facts>>> {
+        self.start_listening();
+        let lookup = |cache: &Self| {
+            let state = cache.lock();
+            match state.facts.get(game) {
+                _ if !state.listening => Err(None),
+                Some(facts) => Err(Some(facts.clone())),
+                None => Ok(state.generation),
+            }
+        };
+        if let Err(settled) = lookup(self) {
+            return Ok(settled);
+        }
+        let _one_load = self.loading.lock().await;
+        let generation = match lookup(self) {
+            Err(settled) => return Ok(settled),
+            Ok(generation) => generation,
+        };
+        let mut conn = checkout(&self.pool).await?;
+        let loaded = Arc::new(load_facts(&mut conn, game).await?);
+        drop(conn);
+        tracing::debug!(game, cards = loaded.len(), "card facts loaded");
+        let mut state = self.lock();
+        if state.listening && state.generation == generation {
+            state.facts.insert(game.to_owned(), loaded.clone());
+        }
+        Ok(Some(loaded))
+    }
+
     fn lookup(&self, game: &str) -> Lookup {
         let state = self.lock();
         match state.indexes.get(game) {
@@ -164,16 +202,20 @@ impl CatalogCache {
             .await
             .map_err(error::query)
             .context("loading games")?;
-        let rows: Vec<(String, FormatRow)> = formats::table
-            .order((formats::game, formats::position))
-            .select((formats::game, FormatRow::as_select()))
+        let rows: Vec<FormatRulesRow> = Statement::new(FORMATS_WITH_RULES, Vec::new())
             .load(&mut conn)
             .await
             .map_err(error::query)
             .context("loading formats")?;
         let mut formats: HashMap<String, Vec<Format>> = HashMap::new();
-        for (game, row) in rows {
-            formats.entry(game).or_default().push(row.into());
+        for row in rows {
+            let rules = row.rules();
+            formats.entry(row.game).or_default().push(Format {
+                id: row.id,
+                slug: row.slug,
+                name: row.name,
+                rules,
+            });
         }
         Ok(Snapshot { games, formats })
     }
@@ -196,6 +238,7 @@ impl State {
         self.generation += 1;
         self.snapshot = None;
         self.indexes.clear();
+        self.facts.clear();
     }
 }
 

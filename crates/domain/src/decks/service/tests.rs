@@ -46,6 +46,8 @@ fn printing(n: u128, name: &str, colors: &[&str]) -> CatalogEntry {
         released_at: None,
         preference: Preference::Default,
         legalities: Default::default(),
+        color_identity: Vec::new(),
+        text_rules: None,
     }
 }
 
@@ -106,6 +108,7 @@ fn catalog_repository() -> MockCatalogRepository {
             id: crate::catalog::format_id("mtg", "commander"),
             slug: "commander".into(),
             name: "Commander".into(),
+            rules: crate::catalog::seeds::mtg_rules("commander"),
         }])
     });
     repository

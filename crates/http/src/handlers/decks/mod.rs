@@ -1,6 +1,8 @@
 //! Deck endpoints: one file per operation (likes are `handlers::likes`, shared with guides);
 //! the wire shapes live here.
 
+pub(crate) mod check;
+pub(crate) mod check_list;
 pub(crate) mod create;
 pub(crate) mod detail;
 pub(crate) mod diff;

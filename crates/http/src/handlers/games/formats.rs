@@ -1,16 +1,16 @@
 use actix_web::{HttpResponse, get, web};
 
 use crate::access::known_game;
-use crate::dto::games::FormatDto;
+use crate::dto::games::FormatListItem;
 use crate::error::ApiError;
 use crate::state::HttpState;
 
-/// The formats of a game.
+/// The formats of a game, with their deck rules (`null` for a format without rules).
 #[utoipa::path(
     tag = "games",
     params(("game" = String, Path, description = "Game slug")),
     responses(
-        (status = 200, body = Vec<FormatDto>),
+        (status = 200, body = Vec<FormatListItem>),
         (status = 404, description = "Unknown game"),
     ),
     security((), ("OAuth2" = []))
@@ -23,5 +23,10 @@ pub async fn list_formats(
 ) -> Result<HttpResponse, ApiError> {
     let game = known_game(&state, &game).await?;
     let formats = state.services.catalog.formats(&game).await?;
-    Ok(HttpResponse::Ok().json(formats.into_iter().map(FormatDto::from).collect::<Vec<_>>()))
+    Ok(HttpResponse::Ok().json(
+        formats
+            .into_iter()
+            .map(FormatListItem::from)
+            .collect::<Vec<_>>(),
+    ))
 }

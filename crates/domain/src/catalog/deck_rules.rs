@@ -1,0 +1,207 @@
+//! Format rules and card facts as values: what a check reads, wherever it was stored.
+
+use std::collections::BTreeMap;
+
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+/// A format's deck rules (contract, "Format checks"). Stored per format as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FormatRules {
+    /// The fewest cards the mainboard may hold (0: not checked, as in commander where
+    /// [`CommanderRules::deck_size`] says the size).
+    pub main_min: u32,
+    pub main_max: Option<u32>,
+    /// The most cards the sideboard (with the companion) may hold; `None`: not checked.
+    pub sideboard_max: Option<u32>,
+    /// Copies of one card by name across the counted sections.
+    pub copy_limit: u32,
+    /// One copy of each card (overrides `copy_limit`), basic lands and "any number" cards
+    /// excepted.
+    pub singleton: bool,
+    pub commander: Option<CommanderRules>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommanderRules {
+    /// How many cards the commander section may hold (at least one).
+    pub count_max: u32,
+    /// The exact size of the deck: commander and mainboard sections together.
+    pub deck_size: u32,
+    /// Every card must be within the commanders' combined colour identity.
+    pub color_identity: bool,
+}
+
+/// A card's legality in a format, as catalog files state it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Legality {
+    Legal,
+    NotLegal,
+    Restricted,
+    Banned,
+}
+
+impl Legality {
+    pub const ALL: [Self; 4] = [Self::Legal, Self::NotLegal, Self::Restricted, Self::Banned];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Legal => "legal",
+            Self::NotLegal => "not_legal",
+            Self::Restricted => "restricted",
+            Self::Banned => "banned",
+        }
+    }
+
+    /// The status as files and the CLI spell it; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|status| status.as_str() == text)
+    }
+}
+
+/// How many copies of a card a deck may hold, as its rules text says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum CopyAllowance {
+    /// The format's limit.
+    #[default]
+    Format,
+    /// "A deck can have any number of cards named ..."
+    Any,
+    /// "A deck can have up to seven cards named ..."
+    UpTo(u32),
+}
+
+/// What a card's rules text says about deck building, derived once (at import from
+/// `oracle_text`, or seeded by a migration), never per check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct CardTextRules {
+    pub copies: CopyAllowance,
+    /// "... can be your commander" on a card that is no legendary creature.
+    pub can_be_commander: bool,
+}
+
+impl CardTextRules {
+    /// Whether the text says nothing a check needs.
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// One record of a card's legality history: `status` from `from` on (until the next record).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegalityChange {
+    pub from: OffsetDateTime,
+    pub status: Legality,
+}
+
+/// Everything a check knows of a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CardFacts {
+    pub card_id: Uuid,
+    pub name: String,
+    pub type_line: String,
+    /// In the game's colour order.
+    pub color_identity: Vec<String>,
+    pub text: CardTextRules,
+    /// Format slug → the card's legality history in that format, oldest first.
+    pub legalities: BTreeMap<String, Vec<LegalityChange>>,
+}
+
+impl CardFacts {
+    /// The legality in force in `format` at `as_of`: the last record from before it, or the
+    /// first record when `as_of` precedes them all; `None` when the format has no record.
+    pub fn legality(&self, format: &str, as_of: OffsetDateTime) -> Option<Legality> {
+        let history = self.legalities.get(format)?;
+        history
+            .iter()
+            .rev()
+            .find(|change| change.from <= as_of)
+            .or_else(|| history.first())
+            .map(|change| change.status)
+    }
+
+    /// The front face's type line (a multi-face card's first part).
+    fn front_type_line(&self) -> &str {
+        self.type_line
+            .split(" // ")
+            .next()
+            .unwrap_or(&self.type_line)
+    }
+
+    fn supertypes(&self) -> impl Iterator<Item = &str> {
+        let line = self.front_type_line();
+        let types = line.split('—').next().unwrap_or(line);
+        types.split_whitespace()
+    }
+
+    /// A basic land ("Basic Land", "Basic Snow Land"): exempt from every copy limit.
+    pub fn is_basic_land(&self) -> bool {
+        let mut basic = false;
+        let mut land = false;
+        for word in self.supertypes() {
+            basic |= word == "Basic";
+            land |= word == "Land";
+        }
+        basic && land
+    }
+
+    /// A legendary creature, or a card whose text lets it be a commander.
+    pub fn can_be_commander(&self) -> bool {
+        let mut legendary = false;
+        let mut creature = false;
+        for word in self.supertypes() {
+            legendary |= word == "Legendary";
+            creature |= word == "Creature";
+        }
+        (legendary && creature) || self.text.can_be_commander
+    }
+}
+
+/// Reads the deck-building clauses of a card's rules text (English oracle text).
+pub fn text_rules(oracle_text: &str) -> CardTextRules {
+    let text = oracle_text.to_lowercase();
+    let mut rules = CardTextRules {
+        can_be_commander: text.contains("can be your commander"),
+        ..CardTextRules::default()
+    };
+    if text.contains("a deck can have any number of cards named") {
+        rules.copies = CopyAllowance::Any;
+    } else if let Some(rest) = text.split("a deck can have up to ").nth(1) {
+        let count = rest.split_whitespace().next().unwrap_or_default();
+        if let Some(count) = number(count) {
+            rules.copies = CopyAllowance::UpTo(count);
+        }
+    }
+    rules
+}
+
+fn number(word: &str) -> Option<u32> {
+    const WORDS: [&str; 20] = [
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+    ];
+    word.parse().ok().or_else(|| {
+        WORDS
+            .iter()
+            .position(|known| *known == word)
+            .and_then(|position| u32::try_from(position + 1).ok())
+    })
+}

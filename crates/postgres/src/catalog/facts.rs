@@ -1,0 +1,301 @@
+//! Format rules, card facts and legality history (migration
+//! `2026-11-26-000100_format_checks`): how imports record them and how checks read them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Context as _;
+use deckhand_domain::catalog::{CatalogEntry, name_key};
+use deckhand_domain::formats::{
+    CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, Legality, LegalityChange,
+};
+use diesel::QueryableByName;
+use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use uuid::Uuid;
+
+use crate::error;
+use crate::statement::{Bind, Statement};
+
+/// Every format with its rules, if any, in display order per game.
+pub(super) const FORMATS_WITH_RULES: &str = "\
+SELECT f.game, f.id, f.slug, f.name, r.main_min, r.main_max, r.sideboard_max, r.copy_limit,
+       r.singleton, r.commander_count_max, r.commander_deck_size, r.commander_color_identity
+FROM formats f LEFT JOIN format_rules r ON r.format_id = f.id
+ORDER BY f.game, f.position";
+
+#[derive(Debug, QueryableByName)]
+pub(super) struct FormatRulesRow {
+    #[diesel(sql_type = Text)]
+    pub(super) game: String,
+    #[diesel(sql_type = SqlUuid)]
+    pub(super) id: Uuid,
+    #[diesel(sql_type = Text)]
+    pub(super) slug: String,
+    #[diesel(sql_type = Text)]
+    pub(super) name: String,
+    #[diesel(sql_type = Nullable<Integer>)]
+    main_min: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    main_max: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    sideboard_max: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    copy_limit: Option<i32>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    singleton: Option<bool>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    commander_count_max: Option<i32>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    commander_deck_size: Option<i32>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    commander_color_identity: Option<bool>,
+}
+
+fn count(value: i32) -> u32 {
+    // The table's CHECKs keep every count non-negative.
+    u32::try_from(value).unwrap_or(0)
+}
+
+impl FormatRulesRow {
+    /// The rules of this row's format; `None` without a `format_rules` row.
+    pub(super) fn rules(&self) -> Option<FormatRules> {
+        let commander = match (
+            self.commander_count_max,
+            self.commander_deck_size,
+            self.commander_color_identity,
+        ) {
+            (Some(count_max), Some(deck_size), Some(color_identity)) => Some(CommanderRules {
+                count_max: count(count_max),
+                deck_size: count(deck_size),
+                color_identity,
+            }),
+            _ => None,
+        };
+        Some(FormatRules {
+            main_min: count(self.main_min?),
+            main_max: self.main_max.map(count),
+            sideboard_max: self.sideboard_max.map(count),
+            copy_limit: count(self.copy_limit?),
+            singleton: self.singleton?,
+            commander,
+        })
+    }
+}
+
+/// The columns of a [`FactsRow`], over `catalog_cards c`.
+macro_rules! facts_select {
+    () => {
+        "SELECT c.card_id, c.name, c.type_line, c.color_identity,
+       coalesce(r.any_number, false) AS any_number, r.copies_max,
+       coalesce(r.can_be_commander, false) AS can_be_commander,
+       coalesce(h.formats, '{}') AS formats, coalesce(h.statuses, '{}') AS statuses,
+       coalesce(h.valid_froms, '{}') AS valid_froms
+FROM catalog_cards c
+LEFT JOIN card_text_rules r ON r.game = c.game AND r.name_key = c.name_key
+LEFT JOIN LATERAL (
+    SELECT array_agg(l.format ORDER BY l.format, l.valid_from) AS formats,
+           array_agg(l.status ORDER BY l.format, l.valid_from) AS statuses,
+           array_agg(l.valid_from ORDER BY l.format, l.valid_from) AS valid_froms
+    FROM card_legalities l WHERE l.game = c.game AND l.card_id = c.card_id
+) h ON true
+WHERE c.game = $1"
+    };
+}
+
+/// The facts of every card of a game, for its resident copy.
+pub(super) const ALL_FACTS: &str = facts_select!();
+
+/// The facts of some cards of a game, when no resident copy can be trusted.
+pub(super) const SOME_FACTS: &str = concat!(facts_select!(), " AND c.card_id = ANY($2::uuid[])");
+
+#[derive(Debug, QueryableByName)]
+pub(super) struct FactsRow {
+    #[diesel(sql_type = SqlUuid)]
+    card_id: Uuid,
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    type_line: String,
+    #[diesel(sql_type = Array<Text>)]
+    color_identity: Vec<String>,
+    #[diesel(sql_type = Bool)]
+    any_number: bool,
+    #[diesel(sql_type = Nullable<Integer>)]
+    copies_max: Option<i32>,
+    #[diesel(sql_type = Bool)]
+    can_be_commander: bool,
+    #[diesel(sql_type = Array<Text>)]
+    formats: Vec<String>,
+    #[diesel(sql_type = Array<Text>)]
+    statuses: Vec<String>,
+    #[diesel(sql_type = Array<Timestamptz>)]
+    valid_froms: Vec<OffsetDateTime>,
+}
+
+impl FactsRow {
+    pub(super) fn into_domain(self) -> anyhow::Result<CardFacts> {
+        let copies = match (self.any_number, self.copies_max) {
+            (true, _) => CopyAllowance::Any,
+            (false, Some(max)) => CopyAllowance::UpTo(count(max)),
+            (false, None) => CopyAllowance::Format,
+        };
+        let mut legalities: BTreeMap<String, Vec<LegalityChange>> = BTreeMap::new();
+        for ((format, status), from) in self
+            .formats
+            .into_iter()
+            .zip(self.statuses)
+            .zip(self.valid_froms)
+        {
+            let status = Legality::parse(&status)
+                .with_context(|| format!("card {} has legality {status:?}", self.card_id))?;
+            legalities
+                .entry(format)
+                .or_default()
+                .push(LegalityChange { from, status });
+        }
+        Ok(CardFacts {
+            card_id: self.card_id,
+            name: self.name,
+            type_line: self.type_line,
+            color_identity: self.color_identity,
+            text: CardTextRules {
+                copies,
+                can_be_commander: self.can_be_commander,
+            },
+            legalities,
+        })
+    }
+}
+
+/// Every card's facts of `game`, by card id.
+pub(super) async fn load_facts(
+    conn: &mut AsyncPgConnection,
+    game: &str,
+) -> anyhow::Result<HashMap<Uuid, CardFacts>> {
+    let rows: Vec<FactsRow> = Statement::new(ALL_FACTS, vec![Bind::Text(game.to_owned())])
+        .load(conn)
+        .await
+        .map_err(error::query)
+        .context("loading card facts")?;
+    rows.into_iter()
+        .map(|row| Ok((row.card_id, row.into_domain()?)))
+        .collect()
+}
+
+/// Adds a history row for each (card, format of the game) whose status differs from the
+/// card's last row in that format.
+const RECORD_IMPORTED_LEGALITIES: &str = "\
+INSERT INTO card_legalities (game, card_id, format, valid_from, status, source)
+SELECT $1, k.card_id, k.format, $5, k.status, 'import'
+FROM unnest($2::uuid[], $3::text[], $4::text[]) AS k(card_id, format, status)
+JOIN formats f ON f.game = $1 AND f.slug = k.format
+WHERE k.status IS DISTINCT FROM (
+    SELECT l.status FROM card_legalities l
+    WHERE l.game = $1 AND l.card_id = k.card_id AND l.format = k.format
+    ORDER BY l.valid_from DESC LIMIT 1
+)
+ON CONFLICT (game, card_id, format, valid_from)
+DO UPDATE SET status = excluded.status, source = excluded.source";
+
+const UPSERT_TEXT_RULES: &str = "\
+INSERT INTO card_text_rules (game, name_key, any_number, copies_max, can_be_commander)
+SELECT $1, k.name_key, k.any_number, k.copies_max, k.can_be_commander
+FROM unnest($2::text[], $3::bool[], $4::int8[], $5::bool[])
+    AS k(name_key, any_number, copies_max, can_be_commander)
+ON CONFLICT (game, name_key) DO UPDATE SET any_number = excluded.any_number,
+    copies_max = excluded.copies_max, can_be_commander = excluded.can_be_commander";
+
+const DELETE_TEXT_RULES: &str =
+    "DELETE FROM card_text_rules WHERE game = $1 AND name_key = ANY($2::text[])";
+
+/// Records the legalities and rules-text clauses of `cards` (one entry per card, the last of
+/// the batch) imported at `imported_at`.
+pub(super) async fn record_imported(
+    conn: &mut AsyncPgConnection,
+    game: &str,
+    cards: &[&CatalogEntry],
+    imported_at: OffsetDateTime,
+) -> anyhow::Result<()> {
+    let (mut ids, mut formats, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
+    for entry in cards {
+        for (format, status) in entry.legalities.iter() {
+            if Legality::parse(status).is_some() {
+                ids.push(entry.printing.card_id);
+                formats.push(format.clone());
+                statuses.push(status.clone());
+            }
+        }
+    }
+    if !ids.is_empty() {
+        Statement::new(
+            RECORD_IMPORTED_LEGALITIES,
+            vec![
+                Bind::Text(game.to_owned()),
+                Bind::Uuids(ids),
+                Bind::Texts(formats),
+                Bind::Texts(statuses),
+                Bind::Time(imported_at),
+            ],
+        )
+        .execute(conn)
+        .await
+        .map_err(error::query)
+        .context("recording imported legalities")?;
+    }
+    let mut upserted = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut cleared = Vec::new();
+    for entry in cards {
+        let Some(rules) = entry.text_rules else {
+            continue;
+        };
+        let key = name_key(&entry.printing.name);
+        if rules.is_default() {
+            cleared.push(key);
+            continue;
+        }
+        let (any, max) = match rules.copies {
+            CopyAllowance::Any => (true, None),
+            CopyAllowance::UpTo(max) => (false, Some(i64::from(max))),
+            CopyAllowance::Format => (false, None),
+        };
+        upserted.0.push(key);
+        upserted.1.push(any);
+        upserted.2.push(max);
+        upserted.3.push(rules.can_be_commander);
+    }
+    if !upserted.0.is_empty() {
+        Statement::new(
+            UPSERT_TEXT_RULES,
+            vec![
+                Bind::Text(game.to_owned()),
+                Bind::Texts(upserted.0),
+                Bind::Bools(upserted.1),
+                Bind::OptionalInts(upserted.2),
+                Bind::Bools(upserted.3),
+            ],
+        )
+        .execute(conn)
+        .await
+        .map_err(error::query)
+        .context("storing rules-text clauses")?;
+    }
+    if !cleared.is_empty() {
+        Statement::new(
+            DELETE_TEXT_RULES,
+            vec![Bind::Text(game.to_owned()), Bind::Texts(cleared)],
+        )
+        .execute(conn)
+        .await
+        .map_err(error::query)
+        .context("clearing rules-text clauses")?;
+    }
+    Ok(())
+}
+
+/// An operator's record: replaces one of the same card, format and time.
+pub(super) const RECORD_LEGALITY: &str = "\
+INSERT INTO card_legalities (game, card_id, format, valid_from, status, source)
+VALUES ($1, $2, $3, $4, $5, 'operator')
+ON CONFLICT (game, card_id, format, valid_from)
+DO UPDATE SET status = excluded.status, source = excluded.source";
