@@ -411,11 +411,16 @@ async fn the_committed_document_is_the_served_one() {
 }
 
 #[tokio::test]
-async fn the_token_and_revoke_endpoints_document_basic_auth_as_optional() {
+async fn the_oauth_client_endpoints_document_basic_auth_as_optional() {
     let app = TestApp::memory().await;
     let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
-    // Public clients send `client_id` in the form and no `Authorization`: Basic, or nothing.
-    for path in ["/api/public/v1/oauth/token", "/api/public/v1/oauth/revoke"] {
+    // Public clients send `client_id` in the form and no `Authorization`: Basic, or nothing
+    // (the client authentication of all three endpoints, `OAuthService::authenticate_client`).
+    for path in [
+        "/api/public/v1/oauth/token",
+        "/api/public/v1/oauth/introspect",
+        "/api/public/v1/oauth/revoke",
+    ] {
         let operation = &document["paths"][path]["post"];
         assert_eq!(
             operation["security"],
@@ -430,9 +435,4 @@ async fn the_token_and_revoke_endpoints_document_basic_auth_as_optional() {
             .collect();
         assert!(required_headers.is_empty(), "{path}: {required_headers:?}");
     }
-    // Introspection is for confidential clients only: Basic stays required there.
-    assert_eq!(
-        document["paths"]["/api/public/v1/oauth/introspect"]["post"]["security"],
-        json!([{ "OAuthClientBasic": [] }])
-    );
 }
