@@ -4,7 +4,7 @@
 use std::ops::RangeInclusive;
 
 use crate::catalog::{CardIdentifier, Game};
-use crate::validation::FieldViolation;
+use crate::validation::{FieldViolation, Violations};
 
 /// At most this many card lines per deck write or export payload.
 pub const MAX_CARD_LINES: usize = 500;
@@ -20,6 +20,28 @@ pub struct CardLineInput {
     pub quantity: u32,
     pub foil: bool,
     pub identifier: CardIdentifier,
+}
+
+/// The bounds of a payload's card entries, reported under `field` (`cards`, `deck_payload.cards`):
+/// at most [`MAX_CARD_LINES`], each in a section of `game` and of a quantity in
+/// [`QUANTITY_RANGE`]. Export payloads and inline format checks share it.
+pub(crate) fn check_entries(game: &Game, field: &str, cards: &[CardLineInput], v: &mut Violations) {
+    if cards.len() > MAX_CARD_LINES {
+        v.push(FieldViolation::new(
+            field,
+            "too_many",
+            format!("at most {MAX_CARD_LINES} card entries"),
+        ));
+    }
+    for (index, card) in cards.iter().enumerate() {
+        let entry = format!("{field}[{index}]");
+        v.check(check_section(
+            game,
+            format!("{entry}.section"),
+            &card.section,
+        ));
+        v.check(check_quantity(format!("{entry}.quantity"), card.quantity));
+    }
 }
 
 /// Refuses a quantity outside [`QUANTITY_RANGE`], reported as `field`.

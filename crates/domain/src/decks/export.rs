@@ -11,7 +11,7 @@ use crate::catalog::{CardIdentifier, CatalogService, Game, Resolution, Unresolve
 use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
-use super::card_line::{CardLineInput, MAX_CARD_LINES, check_quantity, check_section};
+use super::card_line::{CardLineInput, check_entries};
 use super::model::{DeckContent, DeckId};
 use super::service::{DeckError, DeckService};
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
@@ -283,22 +283,7 @@ fn check_payload(game: &Game, payload: &ExportPayload) -> Result<(), Violations>
         v.check(bounded_text("deck_payload.name", name, 0, 255));
     }
     if let PayloadContent::Cards(cards) = &payload.content {
-        if cards.len() > MAX_CARD_LINES {
-            v.push(FieldViolation::new(
-                "deck_payload.cards",
-                "too_many",
-                format!("at most {MAX_CARD_LINES} card entries"),
-            ));
-        }
-        for (index, card) in cards.iter().enumerate() {
-            let field = format!("deck_payload.cards[{index}]");
-            v.check(check_section(
-                game,
-                format!("{field}.section"),
-                &card.section,
-            ));
-            v.check(check_quantity(format!("{field}.quantity"), card.quantity));
-        }
+        check_entries(game, "deck_payload.cards", cards, &mut v);
     }
     v.into_result(())
 }

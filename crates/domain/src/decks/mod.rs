@@ -15,7 +15,7 @@ pub mod text;
 pub mod trending;
 
 pub use card_line::{CardLineInput, MAX_CARD_LINES, QUANTITY_RANGE};
-pub(crate) use card_line::{check_quantity, check_section};
+pub(crate) use card_line::{check_entries, check_quantity};
 pub use changes::{DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput};
 pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,

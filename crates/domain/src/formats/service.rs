@@ -13,10 +13,7 @@ use super::{FormatRules, Legality};
 use crate::catalog::ports::CatalogRepository;
 use crate::catalog::{CardIdentifier, CatalogService, Format, Game};
 use crate::decks::export::{MAX_TEXT_ENTRIES, PayloadContent, readable_sections};
-use crate::decks::{
-    CardLineInput, DeckError, DeckId, DeckService, MAX_CARD_LINES, check_quantity, check_section,
-    text,
-};
+use crate::decks::{CardLineInput, DeckError, DeckId, DeckService, check_entries, text};
 use crate::identity::Principal;
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
@@ -315,22 +312,7 @@ fn entries(
     let mut v = Violations::default();
     let entries = match content {
         PayloadContent::Cards(cards) => {
-            if cards.len() > MAX_CARD_LINES {
-                v.push(FieldViolation::new(
-                    "cards",
-                    "too_many",
-                    format!("at most {MAX_CARD_LINES} card entries"),
-                ));
-            }
-            for (index, card) in cards.iter().enumerate() {
-                let field = format!("cards[{index}]");
-                v.check(check_section(
-                    game,
-                    format!("{field}.section"),
-                    &card.section,
-                ));
-                v.check(check_quantity(format!("{field}.quantity"), card.quantity));
-            }
+            check_entries(game, "cards", &cards, &mut v);
             cards
                 .into_iter()
                 .enumerate()
