@@ -233,20 +233,7 @@ impl ExportService {
         }
         let cards: Vec<(usize, CardLineInput)> = entries
             .into_iter()
-            .map(|entry| {
-                let card = CardLineInput {
-                    section: entry.section,
-                    quantity: entry.quantity,
-                    foil: entry.foil,
-                    identifier: CardIdentifier {
-                        name: Some(entry.name),
-                        set: entry.set,
-                        collector_number: entry.collector_number,
-                        ..CardIdentifier::default()
-                    },
-                };
-                (entry.line, card)
-            })
+            .map(|entry| (entry.line, entry.into_card_line()))
             .collect();
         let identifiers: Vec<CardIdentifier> = cards
             .iter()

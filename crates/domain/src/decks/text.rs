@@ -8,7 +8,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
-use super::card_line::QUANTITY_RANGE;
+use super::card_line::{CardLineInput, QUANTITY_RANGE};
+use crate::catalog::CardIdentifier;
 
 /// Written after a line for a foil card, and recognised there when reading.
 pub const FOIL_MARKER: &str = "*F*";
@@ -192,6 +193,24 @@ pub struct ParsedEntry {
     pub set: Option<String>,
     pub collector_number: Option<String>,
     pub foil: bool,
+}
+
+impl ParsedEntry {
+    /// This line as a card entry: identified by its name, and by its set and collector number
+    /// where the line gave them.
+    pub(crate) fn into_card_line(self) -> CardLineInput {
+        CardLineInput {
+            section: self.section,
+            quantity: self.quantity,
+            foil: self.foil,
+            identifier: CardIdentifier {
+                name: Some(self.name),
+                set: self.set,
+                collector_number: self.collector_number,
+                ..CardIdentifier::default()
+            },
+        }
+    }
 }
 
 /// A skipped line. `message` does not repeat the line number; `Display` reads

@@ -331,20 +331,7 @@ fn entries(
             parsed
                 .entries
                 .into_iter()
-                .map(|entry| {
-                    let card = CardLineInput {
-                        section: entry.section,
-                        quantity: entry.quantity,
-                        foil: entry.foil,
-                        identifier: CardIdentifier {
-                            name: Some(entry.name),
-                            set: entry.set,
-                            collector_number: entry.collector_number,
-                            ..CardIdentifier::default()
-                        },
-                    };
-                    (format!("line {}", entry.line), card)
-                })
+                .map(|entry| (format!("line {}", entry.line), entry.into_card_line()))
                 .collect()
         }
     };
