@@ -9,6 +9,7 @@ pub mod authentication;
 pub mod catalog;
 pub mod decks;
 pub mod error;
+pub mod events;
 pub mod formats;
 pub mod idempotency;
 pub mod identity;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 pub use crate::catalog::ports::CatalogRepository;
 pub use crate::decks::ports::DeckRepository;
+pub use crate::events::ports::EventRepository;
 pub use crate::idempotency::ports::IdempotencyRepository;
 pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
@@ -38,4 +39,5 @@ pub struct Repositories {
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
+    pub events: Arc<dyn EventRepository>,
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::authentication::Authenticator;
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
+use crate::events::EventService;
 use crate::decks::export::ExportService;
 use crate::formats::FormatService;
 use crate::idempotency::IdempotencyService;
@@ -28,6 +29,7 @@ pub struct Services {
     pub formats: FormatService,
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
+    pub events: EventService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -48,6 +50,7 @@ impl Services {
             health,
             catalog,
             idempotency_keys,
+            events,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -94,6 +97,7 @@ impl Services {
                 system.clone(),
             ),
             decks: deck_service,
+            events: EventService::new(events, system.clock.clone()),
             catalog,
             health,
             system,

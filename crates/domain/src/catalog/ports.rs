@@ -8,6 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::deck_rules::{CardFacts, Legality};
+use crate::events::EventRecord;
 
 use super::{CardName, CardPick, CatalogCounts, CatalogEntry, Format, Game, PrintingKeys};
 
@@ -52,6 +53,9 @@ pub trait CatalogRepository: Send + Sync {
         from: OffsetDateTime,
     ) -> anyhow::Result<()>;
     async fn counts(&self, game: &str) -> anyhow::Result<CatalogCounts>;
+
+    /// Writes the `catalog.imported` event of an import whose batches have all committed.
+    async fn record_import(&self, event: &EventRecord) -> anyhow::Result<()>;
 
     /// Every printing of `game` matching any key: variant id, one of the catalog ids, or
     /// (set, collector number). In any order, each printing once.

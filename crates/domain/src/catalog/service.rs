@@ -6,6 +6,7 @@ use std::sync::Arc;
 use futures_util::future::try_join;
 use uuid::Uuid;
 
+use crate::events::{EventType, Origin};
 use super::ports::CatalogRepository;
 use super::resolve::{self, Found};
 use super::{CardIdentifier, CatalogCounts, CatalogEntry, Format, Game, Printing, Resolution};
@@ -76,6 +77,20 @@ impl CatalogService {
         self.repository
             .upsert(&game.slug, entries, imported_at)
             .await
+    }
+
+    /// Records that an import of `game` by `origin` finished with `counts`: its
+    /// `catalog.imported` event, once every batch has committed.
+    pub async fn finish_import(
+        &self,
+        game: &Game,
+        origin: &Origin,
+        counts: &CatalogCounts,
+        at: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let data = serde_json::json!({"cards": counts.cards, "printings": counts.printings});
+        let event = origin.record(EventType::CatalogImported, &game.slug, None, at, data);
+        self.repository.record_import(&event).await
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]

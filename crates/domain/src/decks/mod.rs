@@ -3,6 +3,7 @@
 mod card_line;
 mod changes;
 pub mod diff;
+pub mod events;
 pub mod export;
 mod guide;
 mod model;

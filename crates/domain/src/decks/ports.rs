@@ -9,6 +9,7 @@ use super::model::{
     DeckVersion, HistoryType, Provenance,
 };
 use super::query::{DeckQuery, Page};
+use crate::events::{EventRecord, Origin};
 use crate::identity::{UserId, Username};
 
 /// A deck to store, with its first history record (`create`).
@@ -21,6 +22,8 @@ pub struct NewDeck {
     pub summary: DeckSummary,
     pub provenance: Provenance,
     pub created_at: OffsetDateTime,
+    /// Its `deck.created` event, stored with it.
+    pub event: EventRecord,
 }
 
 impl NewDeck {
@@ -69,6 +72,8 @@ pub struct Revision {
     pub is_archived: bool,
     pub history_type: HistoryType,
     pub at: OffsetDateTime,
+    /// Who saves, and the id of the event the save writes (`events::rules::deck_saved`).
+    pub origin: Origin,
 }
 
 /// Why a reviser declined to save.
@@ -118,7 +123,7 @@ pub struct ViewCount {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait DeckRepository: Send + Sync {
-    /// Stores the deck, zeroed counters and history record 1, atomically.
+    /// Stores the deck, zeroed counters, history record 1 and its event, atomically.
     /// `DuplicateProvenance` when the owner has the same provenance triple already.
     async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError>;
 
@@ -130,7 +135,8 @@ pub trait DeckRepository: Send + Sync {
     async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>>;
 
     /// Asks `reviser` for the deck's next state and stores it as version + 1 with one history
-    /// record, atomically: concurrent saves serialise and none is lost. A store that finds
+    /// record and its event (`events::rules::deck_saved` of the deck and the revision),
+    /// atomically: concurrent saves serialise and none is lost. A store that finds
     /// another save came between its read and its write asks `reviser` again, on the newer
     /// deck.
     /// `NotFound` when there is no such deck; `Refused` passes the reviser's refusal on.
@@ -180,11 +186,16 @@ pub trait DeckRepository: Send + Sync {
     /// The deck's strategy guide, if it has one.
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>>;
 
-    /// Stores `guide` as the deck's guide and sets its `has_guide`, in one transaction. A
-    /// replaced guide keeps its id and `created_at`. Returns the stored guide and whether it
-    /// is new.
-    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)>;
+    /// Stores `guide` as the deck's guide, sets its `has_guide` and writes `event`, in one
+    /// transaction. A replaced guide keeps its id and `created_at`. Returns the stored guide
+    /// and whether it is new.
+    async fn put_guide(
+        &self,
+        guide: &DeckGuide,
+        event: &EventRecord,
+    ) -> anyhow::Result<(DeckGuide, bool)>;
 
-    /// Deletes the deck's guide and clears `has_guide`; false when there was none.
-    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool>;
+    /// Deletes the deck's guide, clears `has_guide` and writes `event`, in one transaction;
+    /// false (and no event) when there was none.
+    async fn delete_guide(&self, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool>;
 }

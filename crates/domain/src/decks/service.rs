@@ -5,6 +5,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use crate::catalog::{CatalogService, Game, Printing, Unresolved};
+use crate::events::Origin;
 use crate::identity::{Principal, UserId};
 use crate::likes::{LikeError, liker};
 use crate::patch::Patch;
@@ -14,6 +15,7 @@ use crate::validation::{FieldViolation, Violations};
 use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
 use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::diff::{self, VersionDiff};
+use super::events;
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader,
@@ -143,14 +145,17 @@ impl DeckService {
             cards: cards.unwrap_or_default(),
             featured: featured.into_value(),
         };
+        let id = DeckId(self.system.ids.new_id());
+        let origin = Origin::of(principal, self.system.ids.as_ref());
         let new = NewDeck {
-            id: DeckId(self.system.ids.new_id()),
+            id,
             game: game.slug.clone(),
             owner,
             summary: summarize(game, &content),
             content,
             provenance: apply_provenance(Provenance::manual(), &checked, now),
             created_at: now,
+            event: events::created(&origin, &game.slug, id, None, now),
         };
         self.decks.insert(&new).await.map_err(|error| match error {
             InsertDeckError::DuplicateProvenance => DeckError::DuplicateProvenance,
@@ -201,6 +206,7 @@ impl DeckService {
         self.check_format(game, &checked).await?;
         let (cards, featured) = self.resolve(game, &changes).await?;
         let writer = principal.acting_user();
+        let origin = Origin::of(principal, self.system.ids.as_ref());
         let game = game.clone();
         let now = self.system.clock.now();
         let reviser: Reviser = Box::new(move |deck: &Deck| {
@@ -214,6 +220,7 @@ impl DeckService {
                 is_archived: checked.is_archived.unwrap_or(deck.is_archived),
                 history_type: HistoryType::Update,
                 at: now,
+                origin: origin.clone(),
             })
         });
         Ok(self.decks.revise(id, reviser).await?)
@@ -282,6 +289,7 @@ impl DeckService {
     ) -> Result<Deck, DeckError> {
         let version = self.stored_version(id, number).await?;
         let writer = principal.acting_user();
+        let origin = Origin::of(principal, self.system.ids.as_ref());
         let game = game.clone();
         let now = self.system.clock.now();
         let reviser: Reviser = Box::new(move |deck: &Deck| {
@@ -295,6 +303,7 @@ impl DeckService {
                     restored_from: number,
                 },
                 at: now,
+                origin: origin.clone(),
             })
         });
         Ok(self.decks.revise(id, reviser).await?)
@@ -411,7 +420,9 @@ impl DeckService {
             created_at: now,
             updated_at: now,
         };
-        Ok(self.decks.put_guide(&guide).await?)
+        let origin = Origin::of(principal, self.system.ids.as_ref());
+        let event = events::strategy_guide(&origin, &game.slug, id, false, now);
+        Ok(self.decks.put_guide(&guide, &event).await?)
     }
 
     /// Deletes the deck's guide (owner only); `NotFound` when there is none.
@@ -423,7 +434,10 @@ impl DeckService {
         id: DeckId,
     ) -> Result<(), DeckError> {
         self.owned(principal, game, id).await?;
-        if self.decks.delete_guide(id).await? {
+        let origin = Origin::of(principal, self.system.ids.as_ref());
+        let now = self.system.clock.now();
+        let event = events::strategy_guide(&origin, &game.slug, id, true, now);
+        if self.decks.delete_guide(id, &event).await? {
             Ok(())
         } else {
             Err(DeckError::NotFound)

@@ -102,6 +102,8 @@ pub enum AccessRule {
     AnonymousOr(Scope),
     /// An authenticated caller holding the scope.
     Authenticated(Scope),
+    /// Any authenticated caller; its scopes decide what it sees (the events feed).
+    SignedIn,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -172,10 +174,11 @@ impl Principal {
         let scope = match rule {
             AccessRule::Open => return Ok(()),
             AccessRule::AnonymousOr(_) if self.is_anonymous() => return Ok(()),
-            AccessRule::Authenticated(_) if self.is_anonymous() => {
+            AccessRule::Authenticated(_) | AccessRule::SignedIn if self.is_anonymous() => {
                 return Err(AccessDenied::AuthenticationRequired);
             }
-            AccessRule::AnonymousOr(scope) | AccessRule::Authenticated(scope) => scope,
+            AccessRule::AnonymousOr(scope) | AccessRule::Authenticated(scope) => Some(scope),
+            AccessRule::SignedIn => None,
         };
         if let (Some(partner), Some(game)) = (&self.partner, game)
             && !partner.game_scopes.allows(game)
@@ -190,13 +193,12 @@ impl Principal {
                     .collect(),
             });
         }
-        if self.scopes.contains(scope) {
-            Ok(())
-        } else {
-            Err(AccessDenied::InsufficientScope {
+        match scope {
+            Some(scope) if !self.scopes.contains(scope) => Err(AccessDenied::InsufficientScope {
                 required: vec![scope.as_str().to_owned()],
                 granted: self.scopes.names(),
-            })
+            }),
+            _ => Ok(()),
         }
     }
 

@@ -2,6 +2,7 @@
 //! matchups, deck membership, visibility and ownership rules, and the listing.
 
 mod changes;
+pub mod events;
 mod model;
 pub mod ports;
 mod query;

@@ -5,6 +5,11 @@
 //! so every method below that changes which non-archived guides a deck is attached to (insert,
 //! attach, detach, and a revise that archives or unarchives) sets the flag of the decks it
 //! touched in the same transaction, from the attachments as they are after the write.
+//!
+//! **Events.** Every method that changes a guide writes its event in the same transaction:
+//! the one it is handed (whose `occurred_at` is the time the guide is marked edited), or for
+//! `revise` the one `events::rules::guide_saved` makes of the guide and its revision. A method
+//! that changes nothing (returns false or an error) writes none.
 
 use async_trait::async_trait;
 use time::OffsetDateTime;
@@ -14,6 +19,7 @@ use super::model::{
 };
 use super::query::GuideQuery;
 use crate::decks::{DeckId, Page};
+use crate::events::{EventRecord, Origin};
 use crate::identity::UserId;
 
 /// A guide to store, with its primary deck and its first matchups.
@@ -26,6 +32,8 @@ pub struct NewGuide {
     pub primary_deck: DeckId,
     pub matchups: Vec<NewMatchup>,
     pub created_at: OffsetDateTime,
+    /// Its `sideboard_guide.created` event, stored with it.
+    pub event: EventRecord,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -40,6 +48,8 @@ pub struct GuideRevision {
     pub content: GuideContent,
     pub is_archived: bool,
     pub at: OffsetDateTime,
+    /// Who saves, and the id of the event the save writes (`events::rules::guide_saved`).
+    pub origin: Origin,
 }
 
 /// Decides a guide's next state from its current one while the store holds it locked, so
@@ -98,15 +108,17 @@ pub trait SideboardGuideRepository: Send + Sync {
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>>;
 
     /// Attaches `deck` to the guide (after the ones attached before), marks the guide edited
-    /// at `at` and sets the deck's `has_sideboard_guide` when the guide is not archived, in
+    /// and sets the deck's `has_sideboard_guide` when the guide is not archived, in
     /// one transaction. False (and nothing changes) when the deck was attached already. The
     /// guide and the deck exist (the service checked).
-    async fn attach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool>;
+    async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord)
+        -> anyhow::Result<bool>;
 
     /// Detaches `deck` unless it is the primary deck, marks the guide edited and recomputes
     /// the deck's `has_sideboard_guide`, in one transaction. False (and nothing changes) when
     /// the deck is not attached, or is the primary deck.
-    async fn detach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool>;
+    async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord)
+        -> anyhow::Result<bool>;
 
     /// Records `user`'s like of the guide (`liked`) or withdraws it, moving the guide's `likes`
     /// counter in the same statement (never its `editedAt`): idempotent per user, and
@@ -121,22 +133,23 @@ pub trait SideboardGuideRepository: Send + Sync {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool>;
 
-    /// Adds a matchup created at `at` to an existing guide and marks the guide edited.
+    /// Adds a matchup created at the event's time to an existing guide and marks the guide
+    /// edited.
     async fn add_matchup(
         &self,
         id: GuideId,
         matchup: &NewMatchup,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<Matchup>;
 
     /// Locks the guide's matchup, stores what `reviser` makes of it and marks the guide
-    /// edited at `at`, in one transaction. `NotFound` when the guide has no such matchup.
+    /// edited, in one transaction. `NotFound` when the guide has no such matchup.
     async fn revise_matchup(
         &self,
         id: GuideId,
         matchup: MatchupId,
         reviser: MatchupReviser,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> Result<Matchup, ReviseMatchupError>;
 
     /// Deletes the guide's matchup and marks the guide edited; false when it has none such.
@@ -144,6 +157,6 @@ pub trait SideboardGuideRepository: Send + Sync {
         &self,
         id: GuideId,
         matchup: MatchupId,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<bool>;
 }

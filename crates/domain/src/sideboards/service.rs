@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::catalog::Game;
+use crate::events::{EventRecord, EventType, Origin};
 use crate::decks::ports::DeckRepository;
 use crate::decks::{Deck, DeckId, Page};
 use crate::identity::{Principal, UserId};
@@ -11,6 +12,7 @@ use crate::likes::{LikeError, liker};
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
+use super::events;
 use super::changes::{GuideChanges, MatchupChanges, NewGuideInput, deck_id};
 use super::model::{GuideDetail, GuideId, Matchup, MatchupId, SideboardGuide};
 use super::ports::{
@@ -90,8 +92,10 @@ impl SideboardGuideService {
             .await?
             .ok_or_else(|| unknown_deck("no deck of yours in this game has this id"))?;
         let now = self.system.clock.now();
+        let id = GuideId(self.system.ids.new_id());
+        let origin = Origin::of(principal, self.system.ids.as_ref());
         let new = NewGuide {
-            id: GuideId(self.system.ids.new_id()),
+            id,
             game: game.slug.clone(),
             owner,
             content: checked.content,
@@ -105,6 +109,7 @@ impl SideboardGuideService {
                 })
                 .collect(),
             created_at: now,
+            event: events::created(&origin, &game.slug, id, primary, now),
         };
         let detail = self.guides.insert(&new).await?;
         Ok(detail.seen_by(Some(owner)))
@@ -212,12 +217,14 @@ impl SideboardGuideService {
         let checked = changes.check_patch()?;
         let owner = self.owned(principal, game, id).await?;
         let now = self.system.clock.now();
+        let origin = Origin::of(principal, self.system.ids.as_ref());
         let reviser: GuideReviser = Box::new(move |guide: &SideboardGuide| {
             let is_archived = checked.is_archived.unwrap_or(guide.is_archived);
             GuideRevision {
                 content: checked.apply(guide.content.clone()),
                 is_archived,
                 at: now,
+                origin,
             }
         });
         Ok(self.guides.revise(id, reviser).await?.seen_by(Some(owner)))
@@ -237,8 +244,8 @@ impl SideboardGuideService {
         self.deck_in(game, DeckId(deck), |deck| deck.is_visible_to(Some(owner)))
             .await?
             .ok_or_else(|| unknown_deck("no deck you can read in this game has this id"))?;
-        let now = self.system.clock.now();
-        self.guides.attach(id, DeckId(deck), now).await?;
+        let event = self.guide_deck_event(principal, game, id, DeckId(deck), true);
+        self.guides.attach(id, DeckId(deck), &event).await?;
         Ok(())
     }
 
@@ -262,8 +269,8 @@ impl SideboardGuideService {
             )])
             .into());
         }
-        let now = self.system.clock.now();
-        if self.guides.detach(id, deck, now).await? {
+        let event = self.guide_deck_event(principal, game, id, deck, false);
+        if self.guides.detach(id, deck, &event).await? {
             Ok(())
         } else {
             Err(GuideError::NotFound)
@@ -284,8 +291,8 @@ impl SideboardGuideService {
             id: MatchupId(self.system.ids.new_id()),
             content,
         };
-        let now = self.system.clock.now();
-        Ok(self.guides.add_matchup(id, &matchup, now).await?)
+        let event = self.matchup_event(principal, game, id, matchup.id, EventType::GuideMatchupCreated);
+        Ok(self.guides.add_matchup(id, &matchup, &event).await?)
     }
 
     /// Applies a matchup PATCH (owner only).
@@ -300,10 +307,10 @@ impl SideboardGuideService {
         let checked = changes.check_patch()?;
         self.owned(principal, game, id).await?;
         let reviser: MatchupReviser = Box::new(move |content| checked.apply(content.clone()));
-        let now = self.system.clock.now();
+        let event = self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupUpdated);
         Ok(self
             .guides
-            .revise_matchup(id, matchup, reviser, now)
+            .revise_matchup(id, matchup, reviser, &event)
             .await?)
     }
 
@@ -316,12 +323,40 @@ impl SideboardGuideService {
         matchup: MatchupId,
     ) -> Result<(), GuideError> {
         self.owned(principal, game, id).await?;
-        let now = self.system.clock.now();
-        if self.guides.delete_matchup(id, matchup, now).await? {
+        let event = self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupDeleted);
+        if self.guides.delete_matchup(id, matchup, &event).await? {
             Ok(())
         } else {
             Err(GuideError::NotFound)
         }
+    }
+
+    /// The event of `principal` attaching (`attached`) or detaching `deck`, now.
+    fn guide_deck_event(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: GuideId,
+        deck: DeckId,
+        attached: bool,
+    ) -> EventRecord {
+        let origin = Origin::of(principal, self.system.ids.as_ref());
+        let now = self.system.clock.now();
+        events::deck_membership(&origin, &game.slug, id, deck, attached, now)
+    }
+
+    /// The event of `principal` changing a matchup in the way `event_type` says, now.
+    fn matchup_event(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: GuideId,
+        matchup: MatchupId,
+        event_type: EventType,
+    ) -> EventRecord {
+        let origin = Origin::of(principal, self.system.ids.as_ref());
+        let now = self.system.clock.now();
+        events::matchup(&origin, event_type, &game.slug, id, matchup, now)
     }
 
     /// The owner of guide `id` of `game` when it is the caller; anything else is "not found".

@@ -1,0 +1,44 @@
+//! The event log port. See the crate's error contract in [`crate::ports`].
+//!
+//! Events are written by the other repositories, each in the transaction of the change it
+//! records (their write methods take the [`super::EventRecord`]); this port reads them back.
+//! The log numbers events in commit order: a reader that has been handed every event up to a
+//! sequence never later finds a committed event below it.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use uuid::Uuid;
+
+use super::model::{Event, SubjectKind};
+use super::query::{FeedQuery, FeedScan, SubjectAccess};
+
+#[cfg_attr(feature = "mock", mockall::automock)]
+#[async_trait]
+pub trait EventRepository: Send + Sync {
+    /// The events of `query.game` after `query.after` of the wanted types, in ascending
+    /// sequence: at most [`super::FEED_SCAN_WINDOW`] looked at, and of those the first
+    /// `query.limit + 1` that `query.reader` may read, judged on the subjects as they are now.
+    /// One snapshot.
+    async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan>;
+
+    /// Returns once an event after `sequence` has committed (in any game), or after `timeout`,
+    /// or early when the store cannot tell (a caller reads again either way). Woken by the
+    /// store, never by polling it.
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()>;
+
+    /// The read state of a deck or guide now (`None`: there is none such), for judging one
+    /// event the way the feed would (webhook delivery).
+    async fn subject(&self, kind: SubjectKind, id: Uuid)
+        -> anyhow::Result<Option<SubjectAccess>>;
+
+    /// Every event after `sequence` in ascending order, at most `limit`, whatever its game or
+    /// subject: what webhook dispatch reads.
+    async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>>;
+
+    /// Deletes at most `limit` events that occurred before `before`, oldest first, and
+    /// remembers the highest sequence deleted (cursors before it are expired); how many.
+    async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64>;
+}

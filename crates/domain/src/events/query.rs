@@ -1,0 +1,186 @@
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use crate::identity::{Principal, Scope, UserId};
+use crate::readable::{Readable, Visibility};
+
+use super::cursor::Cursor;
+use super::model::{Event, EventType, SubjectKind};
+
+pub const DEFAULT_FEED_LIMIT: u32 = 100;
+pub const MAX_FEED_LIMIT: u32 = 100;
+/// The longest a feed request may wait for news.
+pub const MAX_FEED_WAIT: Duration = Duration::from_secs(30);
+/// How many events of the game (of the wanted types) one feed page looks at, readable or not.
+/// A caller who may read few of them still gets an answer at once: the cursor moves past what
+/// was looked at, and `has_more` says there is more to look at.
+pub const FEED_SCAN_WINDOW: u32 = 1000;
+
+/// A `types` entry that names no event type, or a prefix no type starts with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown event type {0:?}")]
+pub struct UnknownEventType(pub String);
+
+/// The event types a reader asks for: every feed type, or those named exactly or by a prefix
+/// ending in `.*` (`deck.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeFilter(Option<BTreeSet<EventType>>);
+
+impl TypeFilter {
+    pub fn all() -> Self {
+        Self(None)
+    }
+
+    /// Comma-separated names and prefixes; an empty list means every type.
+    pub fn parse(list: &str) -> Result<Self, UnknownEventType> {
+        let mut wanted = BTreeSet::new();
+        for entry in list.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+            let matching: Vec<EventType> = match entry.strip_suffix('*') {
+                Some(prefix) if prefix.ends_with('.') => EventType::in_feed()
+                    .filter(|kind| kind.as_str().starts_with(prefix))
+                    .collect(),
+                _ => EventType::in_feed()
+                    .filter(|kind| kind.as_str() == entry)
+                    .collect(),
+            };
+            if matching.is_empty() {
+                return Err(UnknownEventType(entry.to_owned()));
+            }
+            wanted.extend(matching);
+        }
+        Ok(Self((!wanted.is_empty()).then_some(wanted)))
+    }
+
+    pub fn admits(&self, kind: EventType) -> bool {
+        kind != EventType::WebhookPing && self.0.as_ref().is_none_or(|types| types.contains(&kind))
+    }
+
+    /// The types to list, when the filter names some; `None` for every feed type.
+    pub fn named(&self) -> Option<Vec<EventType>> {
+        self.0.as_ref().map(|types| types.iter().copied().collect())
+    }
+}
+
+/// The read state of an event's subject now: what the read rule needs of a deck or a guide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubjectAccess {
+    pub visibility: Visibility,
+    pub owner: UserId,
+    pub is_archived: bool,
+}
+
+/// Who reads the feed: an event is theirs when they could read its subject through the
+/// resource endpoints now (by id: archived subjects stay readable) and hold the read scope of
+/// its kind; catalog events are everyone's. Missing scopes leave events out, never refuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedReader {
+    pub viewer: Option<UserId>,
+    pub deck_events: bool,
+    pub guide_events: bool,
+}
+
+impl FeedReader {
+    /// The reader a principal is, with the viewer the resource endpoints use for it.
+    pub fn of(principal: &Principal) -> Self {
+        Self {
+            viewer: principal.acting_user(),
+            deck_events: principal.scopes.contains(Scope::DecksRead),
+            guide_events: principal.scopes.contains(Scope::SideboardsRead),
+        }
+    }
+
+    /// The read rule subjects are judged by.
+    pub fn rule(self) -> Readable {
+        Readable::by_id(self.viewer)
+    }
+
+    /// Whether events of `kind` are listed at all to this reader (its scopes).
+    pub fn reads(self, kind: SubjectKind) -> bool {
+        match kind {
+            SubjectKind::Deck => self.deck_events,
+            SubjectKind::SideboardGuide => self.guide_events,
+            SubjectKind::Catalog => true,
+        }
+    }
+
+    /// Whether an event of `kind` whose subject is now `subject` (`None`: gone) is listed.
+    pub fn admits(self, kind: SubjectKind, subject: Option<SubjectAccess>) -> bool {
+        self.reads(kind)
+            && match kind {
+                SubjectKind::Catalog => true,
+                SubjectKind::Deck | SubjectKind::SideboardGuide => subject.is_some_and(|subject| {
+                    self.rule()
+                        .admits(subject.visibility, subject.owner, subject.is_archived)
+                }),
+            }
+    }
+}
+
+/// One read of the feed of a game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeedQuery {
+    pub game: String,
+    pub after: Cursor,
+    pub types: TypeFilter,
+    pub limit: u32,
+    pub reader: FeedReader,
+}
+
+/// What a store found for a [`FeedQuery`], in one snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedScan {
+    /// The readable events among those looked at, ascending, at most `limit + 1`.
+    pub readable: Vec<Event>,
+    /// How many events were looked at (at most [`FEED_SCAN_WINDOW`]), and the last of them.
+    pub scanned: u32,
+    pub scanned_through: Option<i64>,
+    /// The highest sequence handed out so far, and the highest pruned.
+    pub last_sequence: i64,
+    pub pruned_through: i64,
+}
+
+/// A page of the feed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedPage {
+    pub events: Vec<Event>,
+    pub has_more: bool,
+    /// Where the next read starts: past every event this page looked at.
+    pub next: Cursor,
+}
+
+impl FeedScan {
+    /// The page this scan makes for `query`: the one rule both stores use for `has_more` and
+    /// the next cursor. `None` when the cursor points before the retained events (pruned).
+    pub fn page(mut self, query: &FeedQuery) -> Option<FeedPage> {
+        if query.after.sequence < self.pruned_through {
+            return None;
+        }
+        let limit = query.limit as usize;
+        let page = if self.readable.len() > limit {
+            self.readable.truncate(limit);
+            let next = self.readable.last().map_or(query.after.sequence, |event| event.sequence);
+            FeedPage {
+                events: self.readable,
+                has_more: true,
+                next: Cursor { sequence: next },
+            }
+        } else if self.scanned >= FEED_SCAN_WINDOW {
+            FeedPage {
+                events: self.readable,
+                has_more: true,
+                next: Cursor {
+                    sequence: self.scanned_through.unwrap_or(query.after.sequence),
+                },
+            }
+        } else {
+            FeedPage {
+                events: self.readable,
+                has_more: false,
+                next: Cursor {
+                    sequence: self.last_sequence.max(query.after.sequence),
+                },
+            }
+        };
+        Some(page)
+    }
+}
