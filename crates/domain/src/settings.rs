@@ -22,6 +22,8 @@ pub struct ServiceSettings {
     pub deck_policy: DeckPolicy,
     /// Lifetimes of OAuth codes, tokens and sign-in sessions.
     pub oauth: OAuthPolicy,
+    /// How long events stay in the feed (`DECKHAND_EVENT_RETENTION_DAYS`).
+    pub event_retention: time::Duration,
 }
 
 impl ServiceSettings {
@@ -30,6 +32,7 @@ impl ServiceSettings {
             secret_key: SecretKey(secret_key),
             deck_policy: DeckPolicy::default(),
             oauth: OAuthPolicy::default(),
+            event_retention: time::Duration::days(30),
         }
     }
 
