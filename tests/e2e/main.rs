@@ -7,6 +7,7 @@ mod catalog;
 mod decks;
 mod docs_browser;
 mod dpop;
+mod events;
 mod export;
 mod faults;
 mod formats;

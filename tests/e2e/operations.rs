@@ -131,6 +131,7 @@ async fn the_openapi_document_lists_the_operations() {
             "delete",
             "/api/public/v1/games/{game}/sideboard-guides/{id}/like",
         ),
+        ("get", "/api/public/v1/games/{game}/events"),
     ];
     for (method, path) in operations {
         assert!(

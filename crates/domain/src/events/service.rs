@@ -77,9 +77,20 @@ impl EventService {
             reader: FeedReader::of(principal),
         };
         let deadline = self.clock.now() + request.wait;
+        // Without a cursor the feed starts at the oldest retained event, wherever pruning left it.
+        let mut from_start = request.after.is_none();
         loop {
             let scan = self.events.scan(&query).await?;
-            let page = scan.page(&query).ok_or(EventError::CursorExpired)?;
+            let retained_from = Cursor {
+                sequence: scan.pruned_through,
+            };
+            let Some(page) = scan.page(&query) else {
+                if std::mem::take(&mut from_start) {
+                    query.after = retained_from;
+                    continue;
+                }
+                return Err(EventError::CursorExpired);
+            };
             let remaining = deadline - self.clock.now();
             if !page.events.is_empty() || page.has_more || remaining <= time::Duration::ZERO {
                 return Ok(page);
