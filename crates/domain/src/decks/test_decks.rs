@@ -62,7 +62,8 @@ pub(crate) fn deck(
         content,
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
+        forked_from: None,
         created_at: at,
     };
-    new.as_inserted(Username::parse(username).expect("a valid username"))
+    new.as_inserted(Username::parse(username).expect("a valid username"), None)
 }
