@@ -9,6 +9,7 @@ mod docs_browser;
 mod dpop;
 mod export;
 mod faults;
+mod forks;
 mod formats;
 mod gate;
 mod guides;

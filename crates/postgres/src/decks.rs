@@ -292,8 +292,7 @@ struct ListingRow {
 impl ListingRow {
     /// The fork's source with what the read rule needs of it; `None` for no fork.
     fn fork(&self) -> anyhow::Result<Option<ForkOrigin>> {
-        let (Some(deck_id), Some(version)) = (self.forked_from_id, self.forked_from_version)
-        else {
+        let (Some(deck_id), Some(version)) = (self.forked_from_id, self.forked_from_version) else {
             return Ok(None);
         };
         let access = match (

@@ -3430,7 +3430,10 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
     };
     assert_eq!(inserted.fork, Some(origin(Visibility::Public)));
     assert_eq!(inserted.forks, 0);
-    repos.decks.revise(source.id, update_to("Original v2", now())).await?;
+    repos
+        .decks
+        .revise(source.id, update_to("Original v2", now()))
+        .await?;
     let mut second = fork_of(&alice, source.id, 2, "Fork two");
     second.created_at += time::Duration::milliseconds(1);
     repos.decks.insert(&second).await?;
@@ -3444,7 +3447,10 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
         .context("the source's overview")?;
     assert_eq!(overview.listing.forks, 2);
     // A fork saved keeps its source.
-    let saved = repos.decks.revise(first.id, update_to("Fork one v2", now())).await?;
+    let saved = repos
+        .decks
+        .revise(first.id, update_to("Fork one v2", now()))
+        .await?;
     assert_eq!(saved.fork, Some(origin(Visibility::Public)));
 
     let mut query = list_query(Some(bob.id));
@@ -3477,7 +3483,8 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
     assert_eq!(fork.fork, Some(origin(Visibility::Private)));
     assert_eq!(fork.forked_from(Some(bob.id)), None);
     assert_eq!(
-        fork.forked_from(Some(alice.id)).map(|source| source.deck_id),
+        fork.forked_from(Some(alice.id))
+            .map(|source| source.deck_id),
         Some(source.id)
     );
     let overview = repos

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use super::model::{CardSnapshot, Deck, DeckContent, DeckVersion, FeaturedChoice, Visibility};
 use super::export::printed_line;
+use super::model::{CardSnapshot, Deck, DeckContent, DeckVersion, FeaturedChoice, Visibility};
 use super::text::{DeckList, ListLine, SectionSpec, render};
 use crate::catalog::Game;
 
@@ -433,7 +433,13 @@ mod tests {
             assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
             assert_eq!(text::render(&into_deck_list(&parsed, &sections)), body);
             for entry in parsed.entries {
-                read_back.push((marker.to_owned(), entry.section, entry.name, entry.quantity, entry.foil));
+                read_back.push((
+                    marker.to_owned(),
+                    entry.section,
+                    entry.name,
+                    entry.quantity,
+                    entry.foil,
+                ));
             }
         }
         let expected = [
@@ -444,7 +450,13 @@ mod tests {
             ("// Remove", "sideboard", "Opt", 1, false),
         ]
         .map(|(marker, section, name, quantity, foil)| {
-            (marker.to_owned(), section.to_owned(), name.to_owned(), quantity, foil)
+            (
+                marker.to_owned(),
+                section.to_owned(),
+                name.to_owned(),
+                quantity,
+                foil,
+            )
         });
         assert_eq!(read_back, expected);
     }
@@ -459,7 +471,11 @@ mod tests {
             crate::decks::DeckId(Uuid::from_u128(1)),
             owner,
             "alice",
-            test_decks::content("Burn", Visibility::Public, vec![line("mainboard", &bolt, 4, false)]),
+            test_decks::content(
+                "Burn",
+                Visibility::Public,
+                vec![line("mainboard", &bolt, 4, false)],
+            ),
             at,
         );
         a.version = 3;

@@ -22,9 +22,8 @@ pub use guide::{
 };
 pub use model::{
     Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview,
-    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot,
-    ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility,
-    forked_from_as_seen,
+    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, ForkOrigin,
+    ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility, forked_from_as_seen,
 };
 pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,

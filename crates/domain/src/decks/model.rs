@@ -172,7 +172,10 @@ impl ForkOrigin {
 }
 
 /// The source of a fork as `viewer` may see it ([`ForkOrigin::seen_by`]).
-pub fn forked_from_as_seen(origin: Option<&ForkOrigin>, viewer: Option<UserId>) -> Option<ForkedFrom> {
+pub fn forked_from_as_seen(
+    origin: Option<&ForkOrigin>,
+    viewer: Option<UserId>,
+) -> Option<ForkedFrom> {
     origin.and_then(|origin| origin.seen_by(viewer))
 }
 
@@ -371,9 +374,15 @@ mod tests {
             }),
         };
         for viewer in [None, Some(owner), Some(other)] {
-            assert_eq!(origin(Visibility::Public, false).seen_by(viewer), Some(source));
+            assert_eq!(
+                origin(Visibility::Public, false).seen_by(viewer),
+                Some(source)
+            );
             // Archived decks stay readable by id, and so does their name on a fork.
-            assert_eq!(origin(Visibility::Public, true).seen_by(viewer), Some(source));
+            assert_eq!(
+                origin(Visibility::Public, true).seen_by(viewer),
+                Some(source)
+            );
             for hidden in [Visibility::Private, Visibility::Unlisted] {
                 let expected = (viewer == Some(owner)).then_some(source);
                 assert_eq!(origin(hidden, false).seen_by(viewer), expected);

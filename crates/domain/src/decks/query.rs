@@ -165,9 +165,8 @@ impl DeckQuery {
             && flag(has_video, deck.content.youtube_url.is_some())
             && flag(is_legal, deck.content.legal)
             && contains(Some(&deck.content.name), name_contains.as_deref())
-            && forked_from.is_none_or(|source| {
-                deck.fork.is_some_and(|fork| fork.source.deck_id == source)
-            })
+            && forked_from
+                .is_none_or(|source| deck.fork.is_some_and(|fork| fork.source.deck_id == source))
     }
 }
 

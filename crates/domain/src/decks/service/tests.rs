@@ -927,11 +927,14 @@ fn store_forking(deck: Deck, inserted: Arc<Mutex<Option<NewDeck>>>) -> MockDeckR
 fn a_fork_copies_the_current_content_privately_and_names_its_source() {
     let inserted = Arc::new(Mutex::new(None));
     let service = service_over(store_forking(existing(), inserted.clone()));
-    let deck = block_on(service.fork(&bob(), &mtg(), existing().id, ForkRequest::default()))
-        .unwrap();
+    let deck =
+        block_on(service.fork(&bob(), &mtg(), existing().id, ForkRequest::default())).unwrap();
 
     let new = inserted.lock().unwrap().clone().unwrap();
-    assert_eq!((new.id, new.owner, new.created_at), (DeckId(NEW_DECK), BOB, NOW));
+    assert_eq!(
+        (new.id, new.owner, new.created_at),
+        (DeckId(NEW_DECK), BOB, NOW)
+    );
     assert_eq!(
         new.forked_from,
         Some(ForkedFrom {
