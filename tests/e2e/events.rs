@@ -156,6 +156,25 @@ async fn the_feed_lists_what_each_caller_may_read_now(app: TestApp) {
         assert_eq!(details["fields"][0]["field"], field, "{query}");
     }
 
+    // A fork's deck.created names its source.
+    let (status, _, fork) = send(
+        app.client
+            .post(app.api(&format!("/games/mtg/decks/{open}/fork")))
+            .bearer_auth(&alice)
+            .json(&json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}");
+    let (_, created) = feed(&app, &alice, &format!("?after={end}&types=deck.created")).await;
+    assert_eq!(
+        listed(&created),
+        [pair("deck.created", fork["id"].as_str().unwrap())]
+    );
+    assert_eq!(
+        created["data"][0]["data"],
+        json!({"version": 1, "forked_from": {"deck_id": open, "version": 2}})
+    );
+
     // Visibility is judged at read time: once private, the deck's old events are gone for bob.
     patch_deck(&app, &alice, &open, json!({"visibility": ["private"]})).await;
     let (_, later) = feed(&app, &bob, "").await;

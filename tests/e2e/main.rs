@@ -10,6 +10,7 @@ mod dpop;
 mod events;
 mod export;
 mod faults;
+mod forks;
 mod formats;
 mod gate;
 mod guides;

@@ -91,6 +91,11 @@ async fn the_openapi_document_lists_the_operations() {
             "/api/public/v1/games/{game}/decks/{id}/versions/{from}/diff/{to}",
         ),
         ("post", "/api/public/v1/games/{game}/decks/{id}/rollback"),
+        ("post", "/api/public/v1/games/{game}/decks/{id}/fork"),
+        (
+            "get",
+            "/api/public/v1/games/{game}/decks/{id}/compare/{other_id}",
+        ),
         ("post", "/api/public/v1/games/{game}/decks/{id}/views"),
         ("get", "/api/public/v1/games/{game}/decks/{id}/guide"),
         ("put", "/api/public/v1/games/{game}/decks/{id}/guide"),

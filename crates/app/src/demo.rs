@@ -6,7 +6,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use deckhand_domain::catalog::CardIdentifier;
-use deckhand_domain::decks::{CardLineInput, DeckChanges, GuideInput};
+use deckhand_domain::decks::{CardLineInput, DeckChanges, ForkRequest, GuideInput};
 use deckhand_domain::identity::{
     GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Principal, Scope, Scopes, User,
     UserLookup,
@@ -32,6 +32,8 @@ pub struct DemoCredentials {
     pub public_deck_id: String,
     /// The private demo deck: only the demo user sees it.
     pub private_deck_id: String,
+    /// A public fork of the public demo deck, with a changed mana base.
+    pub fork_deck_id: String,
     /// The public sideboard guide on the public deck.
     pub sideboard_guide_id: String,
 }
@@ -46,6 +48,7 @@ impl std::fmt::Debug for DemoCredentials {
             .field("oauth_client_id", &self.oauth_client_id)
             .field("public_deck_id", &self.public_deck_id)
             .field("private_deck_id", &self.private_deck_id)
+            .field("fork_deck_id", &self.fork_deck_id)
             .field("sideboard_guide_id", &self.sideboard_guide_id)
             .finish_non_exhaustive()
     }
@@ -96,7 +99,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
             grant_types: None,
         })
         .await?;
-    let (public_deck_id, private_deck_id) = seed_decks(services, &user).await?;
+    let (public_deck_id, private_deck_id, fork_deck_id) = seed_decks(services, &user).await?;
     let sideboard_guide_id = seed_sideboard_guide(services, &user, &public_deck_id).await?;
     Ok(DemoCredentials {
         user_id: user.id.to_string(),
@@ -110,6 +113,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         oauth_client_secret: client_secret.unwrap_or_default(),
         public_deck_id,
         private_deck_id,
+        fork_deck_id,
         sideboard_guide_id,
     })
 }
@@ -126,8 +130,25 @@ fn line(section: &str, quantity: u32, name: &str) -> CardLineInput {
     }
 }
 
-/// Two `mtg` decks of `owner`; returns (public id, private id).
-async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String, String)> {
+/// The public demo deck's cards, with `islands` Islands and `plains` Plains.
+fn chromium_cards(islands: u32, plains: u32) -> Vec<CardLineInput> {
+    vec![
+        line("commander", 1, "Chromium, the Mutable"),
+        line("mainboard", 1, "Dimir Spybug"),
+        line("mainboard", 1, "Horizon Scholar"),
+        line("mainboard", 1, "Tolarian Scholar"),
+        line("mainboard", 1, "Liliana, Untouched by Death"),
+        line("mainboard", 1, "Find // Finality"),
+        line("mainboard", islands, "Island"),
+        line("mainboard", 10, "Swamp"),
+        line("mainboard", plains, "Plains"),
+        line("sideboard", 1, "Guild Summit"),
+        line("maybeboard", 1, "Nicol Bolas, the Ravager"),
+    ]
+}
+
+/// Three `mtg` decks of `owner`; returns (public id, private id, id of the public one's fork).
+async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String, String, String)> {
     let game = services.catalog.game("mtg").await?;
     let principal =
         Principal::personal_access_token(owner, Scope::ALL.into_iter().collect::<Scopes>());
@@ -144,19 +165,7 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
                 visibility: Some(vec!["public".into()]),
                 legal: Some(true),
                 archetype: Patch::Set("Control".into()),
-                cards: Some(vec![
-                    line("commander", 1, "Chromium, the Mutable"),
-                    line("mainboard", 1, "Dimir Spybug"),
-                    line("mainboard", 1, "Horizon Scholar"),
-                    line("mainboard", 1, "Tolarian Scholar"),
-                    line("mainboard", 1, "Liliana, Untouched by Death"),
-                    line("mainboard", 1, "Find // Finality"),
-                    line("mainboard", 10, "Island"),
-                    line("mainboard", 10, "Swamp"),
-                    line("mainboard", 9, "Plains"),
-                    line("sideboard", 1, "Guild Summit"),
-                    line("maybeboard", 1, "Nicol Bolas, the Ravager"),
-                ]),
+                cards: Some(chromium_cards(10, 9)),
                 ..DeckChanges::default()
             },
         )
@@ -194,7 +203,39 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
             },
         )
         .await?;
-    Ok((public.id.to_string(), private.id.to_string()))
+    // A fork of the public deck with more Islands: `forked_from` on it, `forks` 1 on the
+    // source, and something for `compare` to show.
+    let fork = services
+        .decks
+        .fork(
+            &principal,
+            &game,
+            public.id,
+            ForkRequest {
+                name: Some("Chromium Control (more Islands)".into()),
+                visibility: Some(vec!["public".into()]),
+                version: None,
+            },
+        )
+        .await?;
+    services
+        .decks
+        .update(
+            &principal,
+            &game,
+            fork.id,
+            DeckChanges {
+                cards: Some(chromium_cards(12, 7)),
+                ..DeckChanges::default()
+            },
+            None,
+        )
+        .await?;
+    Ok((
+        public.id.to_string(),
+        private.id.to_string(),
+        fork.id.to_string(),
+    ))
 }
 
 fn swap(special_card_type: &str, card_name: &str, quantity: i64) -> OverrideInput {
@@ -283,9 +324,11 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks/{deck}?expand=cards'\n  \
+         curl -s '{public_url}/api/public/v1/games/mtg/decks/{deck}/compare/{fork}?format=text'\n  \
          curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/games/mtg/sideboard-guides/{guide}\n  \
          deckhand admin sign --partner {partner} --secret {secret} --path /api/public/v1/_probe/partner --base-url {public_url}\n",
         deck = credentials.public_deck_id,
+        fork = credentials.fork_deck_id,
         guide = credentials.sideboard_guide_id,
         partner = credentials.partner,
         secret = credentials.partner_secret,

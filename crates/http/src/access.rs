@@ -110,6 +110,20 @@ pub(crate) struct GuideDeckPath {
     pub(crate) deck_id: DeckId,
 }
 
+/// The path of a comparison of two decks.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct ComparePath {
+    /// Game slug.
+    game: String,
+    /// The deck to compare from.
+    #[param(value_type = Uuid)]
+    pub(crate) id: DeckId,
+    /// The deck to compare to.
+    #[param(value_type = Uuid)]
+    pub(crate) other_id: DeckId,
+}
+
 /// The path of a matchup of a guide.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -131,6 +145,12 @@ impl ScopedPath for GamePath {
 }
 
 impl ScopedPath for DeckPath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
+impl ScopedPath for ComparePath {
     fn game(&self) -> &str {
         &self.game
     }

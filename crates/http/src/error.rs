@@ -415,6 +415,11 @@ impl From<DeckError> for ApiError {
                 error
             }
             DeckError::NotFound => Self::not_found(),
+            DeckError::NoUser => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "SERVICE_AUTHENTICATION_FAILED",
+                "a fork is a user's deck: send credentials that carry a user (a PAT, an OAuth token, or a signature with a PAT)",
+            ),
             DeckError::PreconditionFailed { current_version } => {
                 Self::precondition_failed(Some(current_version))
             }

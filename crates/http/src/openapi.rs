@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.1.0",
+        version = "1.2.0",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \

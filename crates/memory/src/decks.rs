@@ -11,7 +11,7 @@ use deckhand_domain::decks::ports::{
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
     Deck, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader, DeckVersion, Page,
-    Provenance,
+    Provenance, SourceAccess,
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::UserId;
@@ -67,6 +67,15 @@ impl Tables {
         }
     }
 
+    /// What the read rule needs to know of deck `id` now, as a fork of it reads it.
+    fn source_access(&self, id: DeckId) -> Option<SourceAccess> {
+        self.decks.get(&id).map(|stored| SourceAccess {
+            visibility: stored.deck.content.visibility,
+            owner: stored.deck.author.id,
+            is_archived: stored.deck.is_archived,
+        })
+    }
+
     fn provenance_taken(
         &self,
         owner: UserId,
@@ -84,13 +93,17 @@ impl Tables {
     }
 }
 
-/// The deck with its author's current username, as a join would give it.
+/// The deck with its author's current username and its fork source as it is now, as a join
+/// would give them.
 fn read(state: &State, stored: &Stored) -> anyhow::Result<Deck> {
     let mut deck = stored.deck.clone();
     deck.author.username = state
         .identity
         .username_of(deck.author.id)
         .ok_or_else(|| anyhow::anyhow!("deck {} has no owner", deck.id))?;
+    if let Some(fork) = &mut deck.fork {
+        fork.access = state.decks.source_access(fork.source.deck_id);
+    }
     Ok(deck)
 }
 
@@ -114,7 +127,19 @@ impl DeckRepository for MemoryDecks {
         if state.decks.decks.contains_key(&new.id) {
             return Err(anyhow::anyhow!("deck {} already exists", new.id).into());
         }
-        let deck = new.as_inserted(username);
+        if let Some(forked_from) = new.forked_from {
+            state
+                .decks
+                .decks
+                .get_mut(&forked_from.deck_id)
+                .ok_or_else(|| anyhow::anyhow!("no deck {} to fork", forked_from.deck_id))?
+                .deck
+                .forks += 1;
+        }
+        let source = new
+            .forked_from
+            .and_then(|forked_from| state.decks.source_access(forked_from.deck_id));
+        let deck = new.as_inserted(username, source);
         let first = new.first_version();
         state.decks.decks.insert(
             new.id,
@@ -179,6 +204,7 @@ impl DeckRepository for MemoryDecks {
         });
         let mut saved = stored.deck.clone();
         saved.author = current.author;
+        saved.fork = current.fork;
         state.events.record(&event);
         Ok(saved)
     }

@@ -21,7 +21,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::{
     Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
-    DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
+    DeckQuery, DeckReader, DeckSummary, DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Page,
+    Provenance, SourceAccess, Visibility,
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::{UserId, Username};
@@ -56,11 +57,22 @@ use crate::stored::{
 };
 use crate::usernames::Usernames;
 
-/// The joins a single deck's reads go through: its author and its counters. Lists join only
-/// the counters and name authors from [`Usernames`].
+/// The deck a fork was made from, as a fork's reads join it: only what the read rule needs to
+/// know of it now (its `SourceAccess`), probed by its primary key.
+macro_rules! source_join {
+    () => {
+        "LEFT JOIN decks src ON src.id = d.forked_from_id"
+    };
+}
+
+/// The joins a single deck's reads go through: its author, its counters and its fork source.
+/// Lists join only the counters and the source, and name authors from [`Usernames`].
 macro_rules! deck_joins {
     () => {
-        "FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id"
+        concat!(
+            "FROM decks d JOIN users u ON u.id = d.owner_id JOIN deck_stats s ON s.deck_id = d.id ",
+            source_join!()
+        )
     };
 }
 
@@ -69,7 +81,9 @@ macro_rules! listing_columns {
     () => {
         "d.id, d.game, d.owner_id, d.name, d.visibility, d.format_id, d.archetype, \
          d.youtube_url IS NOT NULL AS has_video, d.source_provider, d.summary, d.has_guide, \
-         d.has_sideboard_guide, d.created_at, d.updated_at, s.pageviews, s.likes"
+         d.has_sideboard_guide, d.created_at, d.updated_at, s.pageviews, s.likes, s.forks, \
+         d.forked_from_id, d.forked_from_version, src.visibility AS source_visibility, \
+         src.owner_id AS source_owner_id, src.is_archived AS source_is_archived"
     };
 }
 
@@ -131,7 +145,8 @@ const VERSION_SELECT: &str = "SELECT v.version_number, v.history_type, v.restore
 const LISTING_SELECT: &str = concat!(
     "SELECT ",
     listing_columns!(),
-    " FROM decks d JOIN deck_stats s ON s.deck_id = d.id"
+    " FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
+    source_join!()
 );
 
 /// What a detail shows unless it expands the cards (`DeckOverview`): the card lines, the
@@ -221,6 +236,8 @@ impl DeckRow {
             likes: listing.likes,
             has_guide: listing.has_guide,
             has_sideboard_guide: listing.has_sideboard_guide,
+            fork: listing.fork,
+            forks: listing.forks,
             created_at: listing.created_at,
             updated_at: listing.updated_at,
         })
@@ -261,12 +278,52 @@ struct ListingRow {
     pageviews: i64,
     #[diesel(sql_type = Int8)]
     likes: i64,
+    #[diesel(sql_type = Int8)]
+    forks: i64,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    forked_from_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Int4>)]
+    forked_from_version: Option<i32>,
+    #[diesel(sql_type = Nullable<Text>)]
+    source_visibility: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    source_owner_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    source_is_archived: Option<bool>,
 }
 
 impl ListingRow {
+    /// The fork's source with what the read rule needs of it; `None` for no fork.
+    fn fork(&self) -> anyhow::Result<Option<ForkOrigin>> {
+        let (Some(deck_id), Some(version)) = (self.forked_from_id, self.forked_from_version) else {
+            return Ok(None);
+        };
+        let access = match (
+            &self.source_visibility,
+            self.source_owner_id,
+            self.source_is_archived,
+        ) {
+            (Some(stored), Some(owner), Some(is_archived)) => Some(SourceAccess {
+                visibility: visibility(deck_id, stored)?,
+                owner: UserId(owner),
+                is_archived,
+            }),
+            _ => None,
+        };
+        Ok(Some(ForkOrigin {
+            source: ForkedFrom {
+                deck_id: DeckId(deck_id),
+                version,
+            },
+            access,
+        }))
+    }
+
     /// The listing, by `username` (its owner's).
     fn into_domain(self, username: Username) -> anyhow::Result<DeckListing> {
         Ok(DeckListing {
+            fork: self.fork()?,
+            forks: self.forks,
             author: Author {
                 id: UserId(self.owner_id),
                 username,
@@ -585,9 +642,18 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
             decks::version.eq(1),
             decks::created_at.eq(deck.created_at),
             decks::updated_at.eq(deck.created_at),
+            decks::forked_from_id.eq(deck.forked_from.map(|source| source.deck_id.0)),
+            decks::forked_from_version.eq(deck.forked_from.map(|source| source.version)),
         ))
         .execute(conn)
         .await?;
+    if let Some(source) = deck.forked_from {
+        // One statement: parallel forks of one deck queue on its counter row and all count.
+        diesel::update(deck_stats::table.find(source.deck_id.0))
+            .set(deck_stats::forks.eq(deck_stats::forks + 1))
+            .execute(conn)
+            .await?;
+    }
     diesel::insert_into(deck_stats::table)
         .values((
             deck_stats::deck_id.eq(deck.id.0),

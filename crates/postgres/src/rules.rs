@@ -192,6 +192,10 @@ pub(crate) fn deck_conditions_but_name(query: &DeckQuery) -> (Conditions, String
         }
     }
     conditions.present("d.youtube_url", filters.has_video);
+    if let Some(source) = filters.forked_from {
+        let placeholder = conditions.param(Bind::Uuid(source.0));
+        conditions.add(format!("d.forked_from_id = {placeholder}"));
+    }
     (conditions, game)
 }
 

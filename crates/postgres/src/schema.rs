@@ -120,6 +120,8 @@ diesel::table! {
         version -> Int4,
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
+        forked_from_id -> Nullable<Uuid>,
+        forked_from_version -> Nullable<Int4>,
     }
 }
 
@@ -143,6 +145,7 @@ diesel::table! {
         pageviews -> Int8,
         likes -> Int8,
         trending -> Float8,
+        forks -> Int8,
     }
 }
 

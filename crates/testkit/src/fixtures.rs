@@ -105,6 +105,7 @@ pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck 
         },
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
+        forked_from: None,
         created_at: now(),
         event: deckhand_domain::decks::events::created(&origin(), "mtg", id, None, now()),
     }

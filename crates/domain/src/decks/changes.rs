@@ -92,8 +92,23 @@ impl DeckChanges {
         policy: &DeckPolicy,
         creating: bool,
     ) -> Result<CheckedChanges, Violations> {
+        self.check_as(policy, Some(creating))
+    }
+
+    /// The bounds of the fields sent, with no rule on which must be: a fork's name and
+    /// visibility, each optional.
+    pub(crate) fn check_bounds(&self, policy: &DeckPolicy) -> Result<CheckedChanges, Violations> {
+        self.check_as(policy, None)
+    }
+
+    /// `creating`: `Some(true)` for a create, `Some(false)` for a PATCH, `None` for neither.
+    fn check_as(
+        &self,
+        policy: &DeckPolicy,
+        creating: Option<bool>,
+    ) -> Result<CheckedChanges, Violations> {
         let mut v = Violations::default();
-        if creating {
+        if creating == Some(true) {
             v.check_create("deck", self.name.is_some(), self.is_archived.is_some());
         }
         let name = v.check_sent(self.name.as_deref(), |name| {
@@ -173,7 +188,7 @@ impl DeckChanges {
                 ));
             }
         }
-        v.check_patch_not_empty(!creating && *self == DeckChanges::default());
+        v.check_patch_not_empty(creating == Some(false) && *self == DeckChanges::default());
         v.into_result(checked)
     }
 }

@@ -1,12 +1,15 @@
 //! What changed between two versions of a deck: per section, the cards added, removed and
 //! changed in quantity, and the top-level fields that changed with their old and new values.
-//! Either version may be the older one; the diff reads "from `from` to `to`".
+//! Either version may be the older one; the diff reads "from `from` to `to`". Two decks compare
+//! with the same function, each at its current version ([`Side`]).
 
 use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use super::model::{CardSnapshot, DeckContent, DeckVersion, FeaturedChoice, Visibility};
+use super::export::printed_line;
+use super::model::{CardSnapshot, Deck, DeckContent, DeckVersion, FeaturedChoice, Visibility};
+use super::text::{DeckList, ListLine, SectionSpec, render};
 use crate::catalog::Game;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,18 +58,93 @@ pub struct CardChange {
     pub new_quantity: u32,
 }
 
-/// The changes that turn version `from` into version `to`.
-pub fn between(game: &Game, from: &DeckVersion, to: &DeckVersion) -> VersionDiff {
+/// One side of a diff: a version number and the content at that version. A history record is
+/// one, and so is a deck at its current version.
+#[derive(Debug, Clone, Copy)]
+pub struct Side<'a> {
+    pub version: i32,
+    pub content: &'a DeckContent,
+}
+
+impl<'a> From<&'a DeckVersion> for Side<'a> {
+    fn from(version: &'a DeckVersion) -> Self {
+        Self {
+            version: version.version_number,
+            content: &version.content,
+        }
+    }
+}
+
+impl<'a> From<&'a Deck> for Side<'a> {
+    fn from(deck: &'a Deck) -> Self {
+        Self {
+            version: deck.version,
+            content: &deck.content,
+        }
+    }
+}
+
+/// The changes that turn `from` into `to`: two versions of one deck, or two decks.
+pub fn between<'a>(game: &Game, from: impl Into<Side<'a>>, to: impl Into<Side<'a>>) -> VersionDiff {
+    let (from, to) = (from.into(), to.into());
     VersionDiff {
-        from: from.version_number,
-        to: to.version_number,
-        fields: field_changes(&from.content, &to.content),
+        from: from.version,
+        to: to.version,
+        fields: field_changes(from.content, to.content),
         sections: game
             .sections
             .iter()
-            .filter_map(|section| section_diff(&section.key, &from.content, &to.content))
+            .filter_map(|section| section_diff(&section.key, from.content, to.content))
             .collect(),
     }
+}
+
+/// The card changes of `diff` as deck-list text: per section in game order, a block of the
+/// lines to add and one of the lines to remove (a quantity change is the difference), each in
+/// the export's line format. A block is a `// Add` or `// Remove` comment, the section's label
+/// as a header and its lines, so each block alone is a deck list that `text::parse` reads back;
+/// blocks are separated by one blank line. No card changes: the empty string.
+pub fn as_text(game: &Game, diff: &VersionDiff) -> String {
+    let mut blocks = Vec::new();
+    for section in &diff.sections {
+        let Some(spec) = game.section(&section.section).map(|spec| SectionSpec {
+            key: spec.key.clone(),
+            label: spec.label.clone(),
+        }) else {
+            continue;
+        };
+        let changes = section
+            .added
+            .iter()
+            .chain(&section.removed)
+            .chain(&section.changed);
+        let (mut add, mut remove) = (Vec::new(), Vec::new());
+        for change in changes {
+            if change.new_quantity > change.old_quantity {
+                add.push(list_line(change, change.new_quantity - change.old_quantity));
+            } else if change.old_quantity > change.new_quantity {
+                remove.push(list_line(change, change.old_quantity - change.new_quantity));
+            }
+        }
+        for (marker, lines) in [(ADD_MARKER, add), (REMOVE_MARKER, remove)] {
+            let block = render(&DeckList {
+                sections: vec![(spec.clone(), lines)],
+            });
+            if !block.is_empty() {
+                blocks.push(format!("{marker}\n{block}"));
+            }
+        }
+    }
+    blocks.join("\n")
+}
+
+/// The comment that opens a block of lines to add in [`as_text`].
+pub const ADD_MARKER: &str = "// Add";
+/// The comment that opens a block of lines to remove in [`as_text`].
+pub const REMOVE_MARKER: &str = "// Remove";
+
+fn list_line(change: &CardChange, quantity: u32) -> ListLine {
+    printed_line(&change.card, quantity, change.foil)
 }
 
 fn field_changes(old: &DeckContent, new: &DeckContent) -> Vec<FieldChange> {
@@ -306,5 +384,111 @@ mod tests {
         let one = version(1, "Burn", vec![line("mainboard", &bolt, 4, false)]);
         let diff = between(&game(), &one, &one);
         assert!(diff.fields.is_empty() && diff.sections.is_empty());
+    }
+
+    #[test]
+    fn the_text_adds_and_removes_per_section_and_each_block_parses_back() {
+        use crate::decks::export::readable_sections;
+        use crate::decks::text::{self, into_deck_list};
+
+        let game = test_decks::mtg();
+        let (bolt, shock, opt) = (card("Bolt", 1), card("Shock", 2), card("Opt", 3));
+        let from = version(
+            1,
+            "Burn",
+            vec![
+                line("mainboard", &bolt, 4, false),
+                line("mainboard", &shock, 2, false),
+                line("sideboard", &opt, 1, false),
+            ],
+        );
+        let to = version(
+            2,
+            "Burn",
+            vec![
+                line("mainboard", &bolt, 3, false),
+                line("mainboard", &opt, 4, true),
+                line("sideboard", &shock, 1, false),
+            ],
+        );
+        let diff = between(&game, &from, &to);
+        let text = as_text(&game, &diff);
+        assert_eq!(
+            text,
+            "// Add\nDeck\n4 Opt (SET) 3 *F*\n\n\
+             // Remove\nDeck\n1 Bolt (SET) 1\n2 Shock (SET) 2\n\n\
+             // Add\nSideboard\n1 Shock (SET) 2\n\n\
+             // Remove\nSideboard\n1 Opt (SET) 3\n"
+        );
+        // Each block alone is a deck list: the parser reads its lines into its section with the
+        // changed quantities, and renders them back to the same block.
+        let sections = readable_sections(&game);
+        let blocks: Vec<&str> = text.split("\n\n").collect();
+        assert_eq!(blocks.len(), 4);
+        let mut read_back = Vec::new();
+        for block in blocks {
+            let block = format!("{}\n", block.trim_end());
+            let (marker, body) = block.split_once('\n').unwrap();
+            let parsed = text::parse(&block, &sections);
+            assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+            assert_eq!(text::render(&into_deck_list(&parsed, &sections)), body);
+            for entry in parsed.entries {
+                read_back.push((
+                    marker.to_owned(),
+                    entry.section,
+                    entry.name,
+                    entry.quantity,
+                    entry.foil,
+                ));
+            }
+        }
+        let expected = [
+            ("// Add", "mainboard", "Opt", 4, true),
+            ("// Remove", "mainboard", "Bolt", 1, false),
+            ("// Remove", "mainboard", "Shock", 2, false),
+            ("// Add", "sideboard", "Shock", 1, false),
+            ("// Remove", "sideboard", "Opt", 1, false),
+        ]
+        .map(|(marker, section, name, quantity, foil)| {
+            (
+                marker.to_owned(),
+                section.to_owned(),
+                name.to_owned(),
+                quantity,
+                foil,
+            )
+        });
+        assert_eq!(read_back, expected);
+    }
+
+    #[test]
+    fn two_decks_compare_at_their_current_versions() {
+        let game = test_decks::mtg();
+        let owner = crate::identity::UserId(Uuid::from_u128(9));
+        let at = time::OffsetDateTime::UNIX_EPOCH;
+        let bolt = card("Bolt", 1);
+        let mut a = test_decks::deck(
+            crate::decks::DeckId(Uuid::from_u128(1)),
+            owner,
+            "alice",
+            test_decks::content(
+                "Burn",
+                Visibility::Public,
+                vec![line("mainboard", &bolt, 4, false)],
+            ),
+            at,
+        );
+        a.version = 3;
+        let b = test_decks::deck(
+            crate::decks::DeckId(Uuid::from_u128(2)),
+            owner,
+            "alice",
+            test_decks::content("Burn", Visibility::Public, vec![]),
+            at,
+        );
+        let diff = between(&game, &a, &b);
+        assert_eq!((diff.from, diff.to), (3, 1));
+        assert_eq!(diff.sections[0].removed[0].old_quantity, 4);
+        assert_eq!(as_text(&game, &between(&game, &a, &a)), "");
     }
 }

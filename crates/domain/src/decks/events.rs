@@ -7,7 +7,7 @@ use time::OffsetDateTime;
 
 use crate::events::{EventRecord, EventType, Origin};
 
-use super::model::{Deck, DeckId, HistoryType};
+use super::model::{Deck, DeckId, ForkedFrom, HistoryType};
 use super::ports::Revision;
 
 /// `deck.created`: version 1, and the deck it was forked from, if any.
@@ -15,11 +15,11 @@ pub fn created(
     origin: &Origin,
     game: &str,
     deck: DeckId,
-    forked_from: Option<(DeckId, i32)>,
+    forked_from: Option<ForkedFrom>,
     at: OffsetDateTime,
 ) -> EventRecord {
     let forked_from =
-        forked_from.map(|(source, version)| json!({"deck_id": source.0, "version": version}));
+        forked_from.map(|source| json!({"deck_id": source.deck_id.0, "version": source.version}));
     origin.record(
         EventType::DeckCreated,
         game,

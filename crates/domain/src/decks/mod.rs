@@ -23,11 +23,13 @@ pub use guide::{
 };
 pub use model::{
     Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview,
-    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType,
-    Provenance, Visibility,
+    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, ForkOrigin,
+    ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility, forked_from_as_seen,
 };
 pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,
     RESULT_WINDOW, SortOrder, contains, within,
 };
-pub use service::{DeckError, DeckService, ListRequest, Visitor, summarize};
+pub use service::{
+    DeckError, DeckHistory, DeckService, ForkRequest, ListRequest, Visitor, summarize,
+};

@@ -136,6 +136,49 @@ impl Provenance {
     }
 }
 
+/// The deck and version a fork was copied from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ForkedFrom {
+    pub deck_id: DeckId,
+    pub version: i32,
+}
+
+/// What the read rule needs to know of a fork's source as it is now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceAccess {
+    pub visibility: Visibility,
+    pub owner: UserId,
+    pub is_archived: bool,
+}
+
+/// Where a fork came from, as a store reads it: the source it names, and what the read rule
+/// needs to know of that source now (`None` when it is gone). Shown only through
+/// [`ForkOrigin::seen_by`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForkOrigin {
+    pub source: ForkedFrom,
+    pub access: Option<SourceAccess>,
+}
+
+impl ForkOrigin {
+    /// The source as `viewer` may see it: named only while they may read it by id, so a
+    /// fork never gives away the id of a deck hidden from its reader.
+    pub fn seen_by(&self, viewer: Option<UserId>) -> Option<ForkedFrom> {
+        let access = self.access?;
+        Readable::by_id(viewer)
+            .admits(access.visibility, access.owner, access.is_archived)
+            .then_some(self.source)
+    }
+}
+
+/// The source of a fork as `viewer` may see it ([`ForkOrigin::seen_by`]).
+pub fn forked_from_as_seen(
+    origin: Option<&ForkOrigin>,
+    viewer: Option<UserId>,
+) -> Option<ForkedFrom> {
+    origin.and_then(|origin| origin.seen_by(viewer))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Author {
     pub id: UserId,
@@ -157,6 +200,10 @@ pub struct Deck {
     pub likes: i64,
     pub has_guide: bool,
     pub has_sideboard_guide: bool,
+    /// The deck this one was forked from; `None` when it is no fork.
+    pub fork: Option<ForkOrigin>,
+    /// How many forks were made of this deck.
+    pub forks: i64,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
 }
@@ -179,9 +226,16 @@ impl Deck {
             likes: self.likes,
             has_guide: self.has_guide,
             has_sideboard_guide: self.has_sideboard_guide,
+            fork: self.fork,
+            forks: self.forks,
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
+    }
+
+    /// The deck this one was forked from, as `viewer` may see it ([`ForkOrigin::seen_by`]).
+    pub fn forked_from(&self, viewer: Option<UserId>) -> Option<ForkedFrom> {
+        forked_from_as_seen(self.fork.as_ref(), viewer)
     }
 
     /// What a detail shows of this deck when its cards are not expanded.
@@ -229,8 +283,19 @@ pub struct DeckListing {
     pub likes: i64,
     pub has_guide: bool,
     pub has_sideboard_guide: bool,
+    /// The deck this one was forked from; `None` when it is no fork.
+    pub fork: Option<ForkOrigin>,
+    /// How many forks were made of this deck.
+    pub forks: i64,
     pub created_at: OffsetDateTime,
     pub updated_at: OffsetDateTime,
+}
+
+impl DeckListing {
+    /// The deck this one was forked from, as `viewer` may see it ([`ForkOrigin::seen_by`]).
+    pub fn forked_from(&self, viewer: Option<UserId>) -> Option<ForkedFrom> {
+        forked_from_as_seen(self.fork.as_ref(), viewer)
+    }
 }
 
 /// A deck as its detail shows it unless the cards are expanded: the listing with its notes,
@@ -291,6 +356,45 @@ pub struct DeckVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use uuid::Uuid;
+
+    #[test]
+    fn a_forks_source_is_named_only_to_those_who_may_read_it_now() {
+        let (owner, other) = (UserId(Uuid::from_u128(1)), UserId(Uuid::from_u128(2)));
+        let source = ForkedFrom {
+            deck_id: DeckId(Uuid::from_u128(10)),
+            version: 3,
+        };
+        let origin = |visibility, is_archived| ForkOrigin {
+            source,
+            access: Some(SourceAccess {
+                visibility,
+                owner,
+                is_archived,
+            }),
+        };
+        for viewer in [None, Some(owner), Some(other)] {
+            assert_eq!(
+                origin(Visibility::Public, false).seen_by(viewer),
+                Some(source)
+            );
+            // Archived decks stay readable by id, and so does their name on a fork.
+            assert_eq!(
+                origin(Visibility::Public, true).seen_by(viewer),
+                Some(source)
+            );
+            for hidden in [Visibility::Private, Visibility::Unlisted] {
+                let expected = (viewer == Some(owner)).then_some(source);
+                assert_eq!(origin(hidden, false).seen_by(viewer), expected);
+            }
+        }
+        let gone = ForkOrigin {
+            source,
+            access: None,
+        };
+        assert_eq!(gone.seen_by(Some(owner)), None);
+        assert_eq!(forked_from_as_seen(None, Some(owner)), None);
+    }
 
     #[test]
     fn visibility_is_one_level_matched_case_insensitively() {

@@ -6,7 +6,7 @@ use time::{Duration, OffsetDateTime};
 use super::guide::DeckGuide;
 use super::model::{
     Author, Deck, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader, DeckSummary,
-    DeckVersion, HistoryType, Provenance,
+    DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess,
 };
 use super::query::{DeckQuery, Page};
 use crate::events::{EventRecord, Origin};
@@ -21,15 +21,19 @@ pub struct NewDeck {
     pub content: DeckContent,
     pub summary: DeckSummary,
     pub provenance: Provenance,
+    /// The deck and version this one is a fork of; `None` for a deck created from scratch.
+    /// What a `deck.created` event names as `forked_from`.
+    pub forked_from: Option<ForkedFrom>,
     pub created_at: OffsetDateTime,
     /// Its `deck.created` event, stored with it.
     pub event: EventRecord,
 }
 
 impl NewDeck {
-    /// The deck as `insert` returns it: version 1, no views, likes or guides, not archived,
-    /// edited when created; `username` is the owner's.
-    pub fn as_inserted(&self, username: Username) -> Deck {
+    /// The deck as `insert` returns it: version 1, no views, likes, forks or guides, not
+    /// archived, edited when created; `username` is the owner's, `source` what the read rule
+    /// knows of the deck it forks (see [`ForkOrigin`]).
+    pub fn as_inserted(&self, username: Username, source: Option<SourceAccess>) -> Deck {
         Deck {
             id: self.id,
             game: self.game.clone(),
@@ -46,6 +50,11 @@ impl NewDeck {
             likes: 0,
             has_guide: false,
             has_sideboard_guide: false,
+            fork: self.forked_from.map(|forked_from| ForkOrigin {
+                source: forked_from,
+                access: source,
+            }),
+            forks: 0,
             created_at: self.created_at,
             updated_at: self.created_at,
         }
@@ -123,11 +132,14 @@ pub struct ViewCount {
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait DeckRepository: Send + Sync {
-    /// Stores the deck, zeroed counters, history record 1 and its event, atomically.
+    /// Stores the deck, zeroed counters, history record 1 and its event, atomically. A fork
+    /// (`forked_from` set) moves its source's `forks` counter by one in the same transaction,
+    /// so parallel forks of one deck all count; the source exists (the service read it).
     /// `DuplicateProvenance` when the owner has the same provenance triple already.
     async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError>;
 
-    /// The deck, whatever its visibility or archive state; the service judges access.
+    /// The deck, whatever its visibility or archive state; the service judges access. Decks,
+    /// overviews and listings of forks carry their source's [`SourceAccess`] as it is now.
     async fn find(&self, id: DeckId) -> anyhow::Result<Option<Deck>>;
 
     /// The deck without its card lines ([`Deck::overview`]), whatever its visibility or archive

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::Deck;
+use super::{Deck, DeckId};
 use crate::identity::UserId;
 use crate::readable::Readable;
 use crate::validation::{FieldViolation, Violations};
@@ -112,6 +112,8 @@ pub struct DeckFilters {
     pub is_legal: Option<bool>,
     /// Case-insensitive substring of the name.
     pub name_contains: Option<String>,
+    /// Forks of this deck only.
+    pub forked_from: Option<DeckId>,
 }
 
 /// One list request as the store runs it: archived decks are always left out; `viewer`'s own
@@ -148,6 +150,7 @@ impl DeckQuery {
             has_video,
             is_legal,
             name_contains,
+            forked_from,
         } = &self.filters;
         let flag =
             |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
@@ -162,6 +165,8 @@ impl DeckQuery {
             && flag(has_video, deck.content.youtube_url.is_some())
             && flag(is_legal, deck.content.legal)
             && contains(Some(&deck.content.name), name_contains.as_deref())
+            && forked_from
+                .is_none_or(|source| deck.fork.is_some_and(|fork| fork.source.deck_id == source))
     }
 }
 

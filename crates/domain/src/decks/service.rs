@@ -19,8 +19,8 @@ use super::events;
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
     CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader,
-    DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, HistoryType, Provenance,
-    Visibility,
+    DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, ForkOrigin, ForkedFrom,
+    HistoryType, Provenance, Visibility,
 };
 use super::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
@@ -43,6 +43,10 @@ pub enum DeckError {
     /// No such deck, or one the caller may not see or change.
     #[error("no such deck")]
     NotFound,
+    /// The operation is a user's (a fork), and the credentials carry none: a partner acting
+    /// alone.
+    #[error("the credentials carry no user")]
+    NoUser,
     #[error("the deck is at version {current_version}")]
     PreconditionFailed { current_version: i32 },
     #[error("the owner already has a deck with this provenance")]
@@ -71,6 +75,26 @@ impl From<ReviseDeckError> for DeckError {
             ReviseDeckError::Unexpected(error) => Self::Unexpected(error),
         }
     }
+}
+
+/// What a fork asks for, as the client sent it: the name and visibility are bounded like a
+/// create's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForkRequest {
+    /// The fork's name; the source's by default.
+    pub name: Option<String>,
+    /// The fork's visibility; private by default.
+    pub visibility: Option<Vec<String>>,
+    /// The source's version to copy; its current one by default.
+    pub version: Option<i32>,
+}
+
+/// A deck's history, oldest first, with where the deck was forked from (its first record's
+/// `forked_from`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeckHistory {
+    pub fork: Option<ForkOrigin>,
+    pub versions: Vec<DeckVersion>,
 }
 
 /// Who a view is counted for.
@@ -154,10 +178,71 @@ impl DeckService {
             summary: summarize(game, &content),
             content,
             provenance: apply_provenance(Provenance::manual(), &checked, now),
+            forked_from: None,
             created_at: now,
             event: events::created(&origin, &game.slug, id, None, now),
         };
-        self.decks.insert(&new).await.map_err(|error| match error {
+        self.insert(&new).await
+    }
+
+    /// Copies a deck the caller may see, at its current version or `request.version`, into a
+    /// new deck of the caller's user: the content but the visibility (private unless asked),
+    /// and the name when one is given; no counters, provenance or archive state. The new deck
+    /// names its source, and the source's `forks` counter moves in the same write.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id))]
+    pub async fn fork(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        request: ForkRequest,
+    ) -> Result<Deck, DeckError> {
+        let owner = principal
+            .user
+            .as_ref()
+            .map(|user| user.id)
+            .ok_or(DeckError::NoUser)?;
+        let checked = DeckChanges {
+            name: request.name,
+            visibility: request.visibility,
+            ..DeckChanges::default()
+        }
+        .check_bounds(&self.policy)?;
+        let source = self.get(principal, game, id).await?;
+        let (version, mut content) = match request.version {
+            Some(number) => {
+                let version = self.stored_version(id, number).await?;
+                (version.version_number, version.content)
+            }
+            None => (source.version, source.content),
+        };
+        content.visibility = checked.visibility.unwrap_or(Visibility::Private);
+        if let Some(name) = checked.name {
+            content.name = name;
+        }
+        let fork = DeckId(self.system.ids.new_id());
+        let origin = Origin::of(principal, self.system.ids.as_ref());
+        let forked_from = ForkedFrom {
+            deck_id: id,
+            version,
+        };
+        let now = self.system.clock.now();
+        let new = NewDeck {
+            id: fork,
+            game: game.slug.clone(),
+            owner,
+            summary: summarize(game, &content),
+            content,
+            provenance: Provenance::manual(),
+            forked_from: Some(forked_from),
+            created_at: now,
+            event: events::created(&origin, &game.slug, fork, Some(forked_from), now),
+        };
+        self.insert(&new).await
+    }
+
+    async fn insert(&self, new: &NewDeck) -> Result<Deck, DeckError> {
+        self.decks.insert(new).await.map_err(|error| match error {
             InsertDeckError::DuplicateProvenance => DeckError::DuplicateProvenance,
             InsertDeckError::Unexpected(error) => DeckError::Unexpected(error),
         })
@@ -233,9 +318,12 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<Vec<DeckVersion>, DeckError> {
-        self.get(principal, game, id).await?;
-        Ok(self.decks.versions(id).await?)
+    ) -> Result<DeckHistory, DeckError> {
+        let deck = self.get(principal, game, id).await?;
+        Ok(DeckHistory {
+            fork: deck.fork,
+            versions: self.decks.versions(id).await?,
+        })
     }
 
     /// Version `number` of a deck the caller may see.
@@ -264,6 +352,21 @@ impl DeckService {
         self.get(principal, game, id).await?;
         let from = self.stored_version(id, from).await?;
         let to = self.stored_version(id, to).await?;
+        Ok(diff::between(game, &from, &to))
+    }
+
+    /// What changed from deck `id` to deck `other`, each at its current version, when the
+    /// caller may see both (else `NotFound`): the version diff's function and shape.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, deck = %id, other = %other))]
+    pub async fn compare(
+        &self,
+        principal: &Principal,
+        game: &Game,
+        id: DeckId,
+        other: DeckId,
+    ) -> Result<VersionDiff, DeckError> {
+        let from = self.get(principal, game, id).await?;
+        let to = self.get(principal, game, other).await?;
         Ok(diff::between(game, &from, &to))
     }
 
@@ -309,7 +412,9 @@ impl DeckService {
         Ok(self.decks.revise(id, reviser).await?)
     }
 
-    /// A page of the decks of `game` the caller may see; archived decks are left out.
+    /// A page of the decks of `game` the caller may see; archived decks are left out. The
+    /// forks of a deck are listed only to callers who may see that deck: a list must not tell
+    /// which decks were forked from one hidden from its reader.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn list(
         &self,
@@ -317,6 +422,13 @@ impl DeckService {
         game: &Game,
         request: ListRequest,
     ) -> anyhow::Result<Page<DeckListing>> {
+        if let Some(source) = request.filters.forked_from {
+            match self.overview(principal, game, source).await {
+                Ok(_) => {}
+                Err(DeckError::Unexpected(error)) => return Err(error),
+                Err(_) => return Ok(Page::with_capped_total(Vec::new(), 0)),
+            }
+        }
         self.decks
             .list(&DeckQuery {
                 game: game.slug.clone(),

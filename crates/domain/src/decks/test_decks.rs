@@ -63,6 +63,7 @@ pub(crate) fn deck(
         content,
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
+        forked_from: None,
         created_at: at,
         event: super::events::created(
             &Origin {
@@ -75,5 +76,5 @@ pub(crate) fn deck(
             at,
         ),
     };
-    new.as_inserted(Username::parse(username).expect("a valid username"))
+    new.as_inserted(Username::parse(username).expect("a valid username"), None)
 }

@@ -108,7 +108,11 @@ fn a_new_deck_is_version_one_and_says_what_it_was_forked_from() {
     let source = DeckId(Uuid::from_u128(8));
     let plain = deck_events::created(&origin(), "mtg", deck, None, NOW);
     assert_eq!(plain.data, json!({"version": 1, "forked_from": null}));
-    let fork = deck_events::created(&origin(), "mtg", deck, Some((source, 3)), NOW);
+    let forked_from = crate::decks::ForkedFrom {
+        deck_id: source,
+        version: 3,
+    };
+    let fork = deck_events::created(&origin(), "mtg", deck, Some(forked_from), NOW);
     assert_eq!(
         fork.data,
         json!({"version": 1, "forked_from": {"deck_id": source.0, "version": 3}})

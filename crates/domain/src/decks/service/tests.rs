@@ -160,7 +160,7 @@ fn bob() -> Principal {
 
 /// A deck as the store would answer `insert`.
 fn stored(new: &NewDeck) -> Deck {
-    new.as_inserted(Username::parse("alice").unwrap())
+    new.as_inserted(Username::parse("alice").unwrap(), None)
 }
 
 /// Alice's public deck at version 3, imported from moxfield.
@@ -199,6 +199,8 @@ fn existing() -> Deck {
         likes: 2,
         has_guide: false,
         has_sideboard_guide: false,
+        fork: None,
+        forks: 4,
         created_at: CREATED,
         updated_at: CREATED,
     }
@@ -907,6 +909,205 @@ fn a_rollback_restores_content_and_summary_but_not_provenance_or_archive() {
         HistoryType::Rollback { restored_from: 1 }
     );
     assert_eq!(revisions[0].at, NOW);
+}
+
+/// A store that holds `deck` and records the deck `insert` was asked to store.
+fn store_forking(deck: Deck, inserted: Arc<Mutex<Option<NewDeck>>>) -> MockDeckRepository {
+    let mut decks = MockDeckRepository::new();
+    decks
+        .expect_find()
+        .returning(move |_| Ok(Some(deck.clone())));
+    decks.expect_insert().returning(move |new| {
+        *inserted.lock().unwrap() = Some(new.clone());
+        Ok(stored(new))
+    });
+    decks
+}
+
+#[test]
+fn a_fork_copies_the_current_content_privately_and_names_its_source() {
+    let inserted = Arc::new(Mutex::new(None));
+    let service = service_over(store_forking(existing(), inserted.clone()));
+    let deck =
+        block_on(service.fork(&bob(), &mtg(), existing().id, ForkRequest::default())).unwrap();
+
+    let new = inserted.lock().unwrap().clone().unwrap();
+    assert_eq!(
+        (new.id, new.owner, new.created_at),
+        (DeckId(NEW_DECK), BOB, NOW)
+    );
+    assert_eq!(
+        new.forked_from,
+        Some(ForkedFrom {
+            deck_id: existing().id,
+            version: 3
+        })
+    );
+    // Everything of the content but the visibility; no provenance.
+    assert_eq!(
+        new.content,
+        DeckContent {
+            visibility: Visibility::Private,
+            ..existing().content
+        }
+    );
+    assert_eq!(new.summary, summarize(&mtg(), &new.content));
+    assert_eq!(new.provenance, Provenance::manual());
+    assert_eq!(new.first_version().history_type, HistoryType::Create);
+    assert_eq!((deck.version, deck.likes, deck.forks), (1, 0, 0));
+}
+
+#[test]
+fn a_fork_takes_a_given_version_name_and_visibility() {
+    let old_content = DeckContent {
+        name: "Esper v1".into(),
+        cards: vec![card("mainboard", 60, 5)],
+        ..existing().content
+    };
+    let version = DeckVersion {
+        version_number: 1,
+        history_type: HistoryType::Create,
+        content: old_content.clone(),
+        summary: DeckSummary::default(),
+        edited_at: CREATED,
+    };
+    let inserted = Arc::new(Mutex::new(None));
+    let mut decks = store_forking(existing(), inserted.clone());
+    decks
+        .expect_version()
+        .withf(|_, number| *number == 1)
+        .returning(move |_, _| Ok(Some(version.clone())));
+    let request = ForkRequest {
+        name: Some("Mine".into()),
+        visibility: Some(vec!["public".into()]),
+        version: Some(1),
+    };
+    block_on(service_over(decks).fork(&bob(), &mtg(), existing().id, request)).unwrap();
+    let new = inserted.lock().unwrap().clone().unwrap();
+    assert_eq!(new.forked_from.map(|source| source.version), Some(1));
+    assert_eq!(
+        new.content,
+        DeckContent {
+            name: "Mine".into(),
+            visibility: Visibility::Public,
+            ..old_content
+        }
+    );
+}
+
+#[test]
+fn a_fork_needs_a_user_a_readable_source_a_stored_version_and_valid_fields() {
+    // No store expectations: none of these may store anything.
+    let mut decks = MockDeckRepository::new();
+    let private = Deck {
+        content: DeckContent {
+            visibility: Visibility::Private,
+            ..existing().content
+        },
+        ..existing()
+    };
+    decks
+        .expect_find()
+        .returning(move |_| Ok(Some(private.clone())));
+    decks.expect_version().returning(|_, _| Ok(None));
+    let service = service_over(decks);
+    let id = existing().id;
+    let partner = Principal {
+        lane: Lane::PartnerApiKey,
+        user: None,
+        partner: Some(PartnerRef {
+            slug: "acme".into(),
+            created_by: ALICE,
+            game_scopes: crate::identity::GameScopes::All,
+            tier: Tier::partner(),
+        }),
+        scopes: Scopes::parse_list("decks:write").unwrap(),
+    };
+    let result = block_on(service.fork(&partner, &mtg(), id, ForkRequest::default()));
+    assert!(matches!(result, Err(DeckError::NoUser)), "{result:?}");
+    let result = block_on(service.fork(&bob(), &mtg(), id, ForkRequest::default()));
+    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    let old = ForkRequest {
+        version: Some(9),
+        ..ForkRequest::default()
+    };
+    let result = block_on(service.fork(&alice(), &mtg(), id, old));
+    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    let invalid = ForkRequest {
+        name: Some(String::new()),
+        visibility: Some(vec!["friends".into()]),
+        version: None,
+    };
+    let error = block_on(service.fork(&alice(), &mtg(), id, invalid)).unwrap_err();
+    assert_eq!(
+        violations(error),
+        [
+            ("name".to_owned(), "length"),
+            ("visibility".to_owned(), "invalid")
+        ]
+    );
+}
+
+#[test]
+fn forks_of_a_hidden_deck_are_not_listed() {
+    let private = Deck {
+        content: DeckContent {
+            visibility: Visibility::Private,
+            ..existing().content
+        },
+        ..existing()
+    };
+    let mut decks = MockDeckRepository::new();
+    let overview = private.overview();
+    decks
+        .expect_find_overview()
+        .returning(move |_| Ok(Some(overview.clone())));
+    // Only the owner's list reaches the store.
+    decks
+        .expect_list()
+        .times(1)
+        .returning(|_| Ok(Page::with_capped_total(Vec::new(), 0)));
+    let service = service_over(decks);
+    let request = ListRequest {
+        filters: DeckFilters {
+            forked_from: Some(existing().id),
+            ..DeckFilters::default()
+        },
+        sort: DeckSort::default(),
+        order: SortOrder::default(),
+        page: PageRequest { page: 1, limit: 20 },
+    };
+    let page = block_on(service.list(&bob(), &mtg(), request.clone())).unwrap();
+    assert_eq!((page.items.len(), page.total), (0, 0));
+    block_on(service.list(&alice(), &mtg(), request)).unwrap();
+}
+
+#[test]
+fn two_decks_compare_only_when_both_are_readable() {
+    let private = Deck {
+        id: DeckId(Uuid::from_u128(0xdef)),
+        content: DeckContent {
+            name: "Hidden".into(),
+            visibility: Visibility::Private,
+            ..existing().content
+        },
+        ..existing()
+    };
+    let mut decks = MockDeckRepository::new();
+    let hidden = private.clone();
+    decks.expect_find().returning(move |id| {
+        Ok(Some(if id == hidden.id {
+            hidden.clone()
+        } else {
+            existing()
+        }))
+    });
+    let service = service_over(decks);
+    let diff = block_on(service.compare(&alice(), &mtg(), existing().id, private.id)).unwrap();
+    assert_eq!((diff.from, diff.to), (3, 3));
+    assert_eq!(diff.fields.len(), 2, "{:?}", diff.fields);
+    let result = block_on(service.compare(&bob(), &mtg(), existing().id, private.id));
+    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
 }
 
 #[test]

@@ -66,5 +66,9 @@ pub async fn create_deck(
         .decks
         .create(&principal, &game, body.into())
         .await?;
-    Ok(write_record(HttpResponse::Created(), &deck))
+    Ok(write_record(
+        HttpResponse::Created(),
+        &deck,
+        principal.acting_user(),
+    ))
 }

@@ -156,7 +156,7 @@ pub async fn deck_detail(
     };
     let formats = formats_of(&state, &game).await?;
     let detail = DeckDetail {
-        item: DeckListItem::new(&overview.listing, &formats, false),
+        item: DeckListItem::new(&overview.listing, &formats, false, principal.acting_user()),
         notes: overview.notes,
         featured_cards: overview
             .listing

@@ -175,7 +175,7 @@ pub async fn export_text(
 /// Whether `Accept` ranks `text/plain` above `application/json`. Each media range counts with
 /// its `q` (default 1); `text/*` counts for text, `application/*` and `*/*` for JSON, so a tie
 /// (or no `Accept` at all) keeps the reference form, JSON. Unparsable ranges are ignored.
-fn prefers_text(request: &HttpRequest) -> bool {
+pub(crate) fn prefers_text(request: &HttpRequest) -> bool {
     let mut text = 0.0_f32;
     let mut json = 0.0_f32;
     let mut any = false;

@@ -1,5 +1,5 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
-use deckhand_domain::decks::{DeckFilters, DeckSort, ListRequest};
+use deckhand_domain::decks::{DeckFilters, DeckId, DeckSort, ListRequest};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::validation::Violations;
 use serde::Deserialize;
@@ -26,6 +26,8 @@ pub struct DeckListQuery {
     edited_after: Option<String>,
     edited_before: Option<String>,
     format_id: Option<String>,
+    /// Forks of this deck id only (none when the caller cannot read that deck).
+    forked_from: Option<String>,
     has_guide: Option<bool>,
     has_sideboard_guide: Option<bool>,
     has_video: Option<bool>,
@@ -60,6 +62,7 @@ impl DeckListQuery {
             has_video: self.has_video,
             is_legal: self.is_legal,
             name_contains: self.q.filter(|q| !q.is_empty()),
+            forked_from: uuid("forkedFrom", &self.forked_from, &mut v).map(DeckId),
         };
         let options = ListOptions::parse(
             self.sort.as_deref(),
@@ -112,7 +115,7 @@ pub async fn list_decks(
     let data = page
         .items
         .iter()
-        .map(|deck| DeckListItem::new(deck, &formats, summary))
+        .map(|deck| DeckListItem::new(deck, &formats, summary, principal.acting_user()))
         .collect();
     let pagination = Pagination::new(&request, &state.config.public_url, &page, asked);
     json_page(&request, &DeckPage { data, pagination })

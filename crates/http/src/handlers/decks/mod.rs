@@ -3,10 +3,12 @@
 
 pub(crate) mod check;
 pub(crate) mod check_list;
+pub(crate) mod compare;
 pub(crate) mod create;
 pub(crate) mod detail;
 pub(crate) mod diff;
 pub(crate) mod export;
+pub(crate) mod fork;
 pub(crate) mod guide;
 pub(crate) mod list;
 pub(crate) mod rollback;
@@ -22,8 +24,9 @@ use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
     CardLineInput, Deck, DeckChanges, DeckListing, DeckVersion, FeaturedInput, FeaturedSlot,
-    HistoryType,
+    ForkedFrom, HistoryType,
 };
+use deckhand_domain::identity::UserId;
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -61,6 +64,11 @@ pub struct DeckListItem {
     created_at: OffsetDateTime,
     #[serde(rename = "sourceProvider")]
     source_provider: String,
+    /// The deck and version this deck was forked from; `null` when it is no fork or when the
+    /// caller cannot read that deck now.
+    forked_from: Option<ForkedFromDto>,
+    /// How many forks were made of this deck.
+    forks: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Vec<FeaturedCardDto>, required = false)]
     featured_cards: Option<Vec<FeaturedCardDto>>,
@@ -72,8 +80,31 @@ pub struct DeckListItem {
     colors: Option<Vec<String>>,
 }
 
+/// The deck a fork was copied from, and at which version.
+#[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"deck_id": "01a1fd80-0fe6-7089-a9ee-9e24acd337e6", "version": 4}))]
+pub struct ForkedFromDto {
+    deck_id: Uuid,
+    version: i32,
+}
+
+impl From<ForkedFrom> for ForkedFromDto {
+    fn from(source: ForkedFrom) -> Self {
+        Self {
+            deck_id: source.deck_id.0,
+            version: source.version,
+        }
+    }
+}
+
 impl DeckListItem {
-    pub fn new(deck: &DeckListing, formats: &[Format], with_summary: bool) -> Self {
+    /// `deck` as `viewer` sees it in a list or a detail.
+    pub fn new(
+        deck: &DeckListing,
+        formats: &[Format],
+        with_summary: bool,
+        viewer: Option<UserId>,
+    ) -> Self {
         let summary = &deck.summary;
         Self {
             id: deck.id.0,
@@ -94,6 +125,8 @@ impl DeckListItem {
             edited_at: deck.updated_at,
             created_at: deck.created_at,
             source_provider: deck.source_provider.clone(),
+            forked_from: deck.forked_from(viewer).map(ForkedFromDto::from),
+            forks: deck.forks,
             featured_cards: with_summary.then(|| {
                 summary
                     .featured_cards
@@ -114,7 +147,7 @@ impl DeckListItem {
     "visibility": ["public"], "format": null, "archetype": "Aggro", "views": 12, "likes": 3,
     "hasGuide": true, "hasSideboardGuide": true, "hasVideo": false,
     "editedAt": "2026-11-21T09:50:02.120044Z", "createdAt": "2026-11-21T09:46:30.758347Z",
-    "sourceProvider": "manual"}],
+    "sourceProvider": "manual", "forked_from": null, "forks": 2}],
     "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
     "next": null, "previous": null}}))]
 pub struct DeckPage {
@@ -130,6 +163,7 @@ pub struct DeckPage {
     "legal": true, "archetype": null, "is_archived": false, "likes": 0, "pageviews": 0,
     "version": 1, "source_provider": "manual", "source_external_id": null,
     "source_external_version": null, "source_external_url": null, "source_imported_at": null,
+    "forked_from": null, "forks": 0,
     "created_at": "2026-11-21T09:46:30.758347Z", "updated_at": "2026-11-21T09:46:30.758347Z"
 }))]
 pub struct DeckWriteRecord {
@@ -152,14 +186,20 @@ pub struct DeckWriteRecord {
     source_external_url: Option<String>,
     #[serde(with = "time::serde::rfc3339::option")]
     source_imported_at: Option<OffsetDateTime>,
+    /// The deck and version this deck was forked from; `null` when it is no fork or when the
+    /// caller cannot read that deck now.
+    forked_from: Option<ForkedFromDto>,
+    /// How many forks were made of this deck.
+    forks: i64,
     #[serde(with = "time::serde::rfc3339")]
     created_at: OffsetDateTime,
     #[serde(with = "time::serde::rfc3339")]
     updated_at: OffsetDateTime,
 }
 
-impl From<&Deck> for DeckWriteRecord {
-    fn from(deck: &Deck) -> Self {
+impl DeckWriteRecord {
+    /// `deck` as its writer `viewer` sees it.
+    fn new(deck: &Deck, viewer: Option<UserId>) -> Self {
         let content = &deck.content;
         let provenance = &deck.provenance;
         Self {
@@ -181,6 +221,8 @@ impl From<&Deck> for DeckWriteRecord {
             source_external_version: provenance.source_external_version.clone(),
             source_external_url: provenance.source_external_url.clone(),
             source_imported_at: provenance.source_imported_at,
+            forked_from: deck.forked_from(viewer).map(ForkedFromDto::from),
+            forks: deck.forks,
             created_at: deck.created_at,
             updated_at: deck.updated_at,
         }
@@ -202,11 +244,21 @@ pub struct DeckVersionDto {
     /// The version a rollback restored; only on rollback records.
     #[serde(skip_serializing_if = "Option::is_none")]
     restored_from: Option<i32>,
+    /// Only on the create record: the deck and version it was forked from, `null` when it is no
+    /// fork or when the caller cannot read that deck now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<ForkedFromDto>, required = false)]
+    forked_from: Option<Option<ForkedFromDto>>,
 }
 
-impl From<&DeckVersion> for DeckVersionDto {
-    fn from(version: &DeckVersion) -> Self {
+impl DeckVersionDto {
+    /// `version` of a deck forked from `forked_from`, as its reader may see that source.
+    pub fn new(version: &DeckVersion, forked_from: Option<ForkedFrom>) -> Self {
         Self {
+            forked_from: match version.history_type {
+                HistoryType::Create => Some(forked_from.map(ForkedFromDto::from)),
+                HistoryType::Update | HistoryType::Rollback { .. } => None,
+            },
             version_number: version.version_number,
             name_at_version: version.content.name.clone(),
             edited_at: version.edited_at,
@@ -365,12 +417,16 @@ pub fn etag(version: i32) -> EntityTag {
     EntityTag::new_strong(version.to_string())
 }
 
-/// A deck write's answer (create, PATCH, rollback): the write record, tagged with the version
-/// the write made.
-pub fn write_record(mut response: HttpResponseBuilder, deck: &Deck) -> HttpResponse {
+/// A deck write's answer (create, fork, PATCH, rollback): the write record as the writer
+/// `viewer` sees it, tagged with the version the write made.
+pub fn write_record(
+    mut response: HttpResponseBuilder,
+    deck: &Deck,
+    viewer: Option<UserId>,
+) -> HttpResponse {
     response
         .insert_header(ETag(etag(deck.version)))
-        .json(DeckWriteRecord::from(deck))
+        .json(DeckWriteRecord::new(deck, viewer))
 }
 
 /// The version an `If-Match` header requires: `None` without one (or with `*`); a value that

@@ -58,5 +58,9 @@ pub async fn rollback_deck(
         .decks
         .rollback(&principal, &game, deck, number, expected)
         .await?;
-    Ok(write_record(HttpResponse::Ok(), &deck))
+    Ok(write_record(
+        HttpResponse::Ok(),
+        &deck,
+        principal.acting_user(),
+    ))
 }

@@ -38,5 +38,9 @@ pub async fn update_deck(
         .decks
         .update(&principal, &game, deck, body.into(), expected)
         .await?;
-    Ok(write_record(HttpResponse::Ok(), &deck))
+    Ok(write_record(
+        HttpResponse::Ok(),
+        &deck,
+        principal.acting_user(),
+    ))
 }

@@ -1,6 +1,8 @@
 use actix_web::http::header::EntityTag;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
+use deckhand_domain::decks::forked_from_as_seen;
+
 use super::DeckVersionDto;
 use crate::access::{DeckPath, PathAccess, ReadDecks};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
@@ -32,13 +34,21 @@ pub async fn deck_versions(
         ..
     }: PathAccess<ReadDecks, DeckPath>,
 ) -> Result<HttpResponse, ApiError> {
-    let versions = state
+    let history = state
         .services
         .decks
         .versions(&principal, &game, deck)
         .await?;
     // The history only grows, so its newest number versions it.
-    let newest = versions.last().map_or(0, |version| version.version_number);
-    let body: Vec<DeckVersionDto> = versions.iter().map(DeckVersionDto::from).collect();
+    let newest = history
+        .versions
+        .last()
+        .map_or(0, |version| version.version_number);
+    let forked_from = forked_from_as_seen(history.fork.as_ref(), principal.acting_user());
+    let body: Vec<DeckVersionDto> = history
+        .versions
+        .iter()
+        .map(|version| DeckVersionDto::new(version, forked_from))
+        .collect();
     json_tagged(&request, EntityTag::new_strong(newest.to_string()), &body)
 }
