@@ -153,6 +153,15 @@ pub(crate) fn optional_text(
     violations.check(checked).unwrap_or_default()
 }
 
+/// Whether `slug` has a game slug's shape: 1 to 40 characters of a-z, 0-9 and '-' (the games
+/// table asks for at least 2). Such a slug needs no quoting anywhere.
+pub fn is_game_slug(slug: &str) -> bool {
+    (1..=40).contains(&slug.len())
+        && slug
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,8 @@
 //! committed holds back every later writer, so a cursor never passes a number that may still
 //! appear; many writers committing in parallel under a paging reader lose and repeat nothing.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
+
 use std::collections::BTreeSet;
 use std::time::Duration;
 

@@ -53,15 +53,6 @@ pub struct Format {
     pub rules: Option<super::deck_rules::FormatRules>,
 }
 
-/// Whether `slug` has a game slug's shape: 1 to 40 characters of a-z, 0-9 and '-' (the games
-/// table asks for at least 2). Such a slug needs no quoting anywhere.
-pub fn is_game_slug(slug: &str) -> bool {
-    (1..=40).contains(&slug.len())
-        && slug
-            .bytes()
-            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'-')
-}
-
 /// The namespace of format ids (a random v4 UUID chosen once; never change it).
 pub const FORMAT_NAMESPACE: Uuid = Uuid::from_u128(0x5d0c2a0e_3b8f_4c1e_9a57_6f1e2d8b4c10);
 

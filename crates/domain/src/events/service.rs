@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::catalog::Game;
 use crate::identity::Principal;
 use crate::system::Clock;
 
@@ -62,15 +61,15 @@ impl EventService {
 
     /// A page of `game`'s feed as `principal` may read it now. With a wait and nothing new,
     /// holds on until something readable commits or the wait is over.
-    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
+    #[tracing::instrument(level = "debug", skip_all, fields(game))]
     pub async fn feed(
         &self,
         principal: &Principal,
-        game: &Game,
+        game: &str,
         request: FeedRequest,
     ) -> Result<FeedPage, EventError> {
         let mut query = FeedQuery {
-            game: game.slug.clone(),
+            game: game.to_owned(),
             after: request.after.unwrap_or(Cursor::START),
             types: request.types,
             limit: request.limit,

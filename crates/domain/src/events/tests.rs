@@ -7,11 +7,10 @@ use time::macros::datetime;
 use uuid::Uuid;
 
 use super::*;
-use crate::decks::ports::Revision;
-use crate::decks::{DeckId, HistoryType, Visibility, events as deck_events, test_decks};
 use crate::identity::{
     GameScopes, Lane, PartnerRef, Principal, PrincipalUser, Scope, Scopes, Tier, UserId, Username,
 };
+use crate::readable::Visibility;
 
 const NOW: OffsetDateTime = datetime!(2026-11-26 12:00 UTC);
 
@@ -48,75 +47,6 @@ fn reader(viewer: UserId, names: &str) -> FeedReader {
         partner: None,
         scopes: scopes(names),
     })
-}
-
-fn revision(deck: &crate::decks::Deck, history_type: HistoryType) -> Revision {
-    Revision {
-        content: deck.content.clone(),
-        summary: deck.summary.clone(),
-        provenance: deck.provenance.clone(),
-        is_archived: deck.is_archived,
-        history_type,
-        at: NOW,
-        origin: origin(),
-    }
-}
-
-fn stored_deck() -> crate::decks::Deck {
-    let content = test_decks::content("Burn", Visibility::Private, vec![]);
-    test_decks::deck(DeckId(Uuid::from_u128(7)), owner(), "owner", content, NOW)
-}
-
-#[test]
-fn a_save_names_the_fields_whose_value_changed_sorted() {
-    let deck = stored_deck();
-    let mut save = revision(&deck, HistoryType::Update);
-    save.content.name = "Burn 2".into();
-    save.content.visibility = Visibility::Public;
-    save.content.legal = true;
-    save.is_archived = true;
-    let event = deck_events::saved(&deck, &save);
-    assert_eq!(event.event_type, EventType::DeckUpdated);
-    assert_eq!(
-        event.data,
-        json!({"version": 2, "changed": ["is_archived", "legal", "name", "visibility"]})
-    );
-    assert_eq!(event.subject_id, Some(deck.id.0));
-    assert_eq!((event.id, event.occurred_at), (origin().event_id, NOW));
-    assert_eq!(event.actor, origin().actor);
-}
-
-#[test]
-fn a_save_that_changes_nothing_is_still_an_update_with_nothing_changed() {
-    let deck = stored_deck();
-    let event = deck_events::saved(&deck, &revision(&deck, HistoryType::Update));
-    assert_eq!(event.data, json!({"version": 2, "changed": []}));
-}
-
-#[test]
-fn a_rollback_says_which_version_it_restored() {
-    let deck = stored_deck();
-    let rollback = revision(&deck, HistoryType::Rollback { restored_from: 1 });
-    let event = deck_events::saved(&deck, &rollback);
-    assert_eq!(event.event_type, EventType::DeckRolledBack);
-    assert_eq!(event.data, json!({"version": 2, "restored_from": 1}));
-}
-
-#[test]
-fn a_new_deck_is_version_one_and_says_what_it_was_forked_from() {
-    let deck = DeckId(Uuid::from_u128(7));
-    let source = DeckId(Uuid::from_u128(8));
-    let plain = deck_events::created(&origin(), "mtg", deck, None, NOW);
-    assert_eq!(plain.data, json!({"version": 1, "forked_from": null}));
-    let forked_from = crate::decks::ForkedFrom {
-        deck_id: source,
-        version: 3,
-    };
-    let fork = deck_events::created(&origin(), "mtg", deck, Some(forked_from), NOW);
-    assert_eq!(
-        fork.data,
-        json!({"version": 1, "forked_from": {"deck_id": source.0, "version": 3}})
-    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::{GameScopes, PartnerRef, Scopes, Tier, UserId};
-use crate::catalog::is_game_slug;
+use crate::validation::is_game_slug;
 
 /// A partner's slug: 2 to 40 of `[a-z0-9-]`, as sent in `X-Partner-Id`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

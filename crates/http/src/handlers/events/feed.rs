@@ -113,7 +113,7 @@ pub async fn list_events(
     let page = state
         .services
         .events
-        .feed(&principal, &game, request)
+        .feed(&principal, &game.slug, request)
         .await?;
     Ok(HttpResponse::Ok().json(EventPageDto {
         data: page.events.iter().map(|event| event.to_json()).collect(),
