@@ -527,21 +527,13 @@ async fn sign_in_errors_deny_csrf_and_the_session_cookie() {
     let session = set_cookie(response.headers(), "deckhand_session").expect("a session cookie");
     assert!(param(&location_params(&response), "code").is_some());
     let both = format!("{cookies}; deckhand_session={session}");
-    let page = browserless()
-        .get(app.api("/oauth/authorize"))
-        .query(&query)
-        .header("cookie", &both)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = consent_page_with(&app, &query, &both).await;
     assert!(
         page.contains("Signed in as <strong>alice</strong>"),
         "{page}"
     );
     assert!(!page.contains("name=\"password\""), "{page}");
+    // The token of the page shown before signing in belongs to no session: refused.
     let response = post_consent(
         &app,
         &query,
@@ -549,6 +541,200 @@ async fn sign_in_errors_deny_csrf_and_the_session_cookie() {
         &[("csrf_token", &form.csrf_token), ("decision", "approve")],
     )
     .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = post_consent(
+        &app,
+        &query,
+        &both,
+        &[
+            ("csrf_token", &hidden_input(&page, "csrf_token")),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert!(param(&location_params(&response), "code").is_some());
+}
+
+/// The consent form's CSRF token is bound to the browser's CSRF cookie, to its sign-in session
+/// and to the request it approves: a token from another browser, another session or another
+/// authorization request (client, redirect URI, code challenge) is refused.
+#[tokio::test]
+async fn a_csrf_token_of_another_session_or_request_is_refused() {
+    let app = TestApp::memory().await;
+    let world = world(&app).await;
+    let query = authorize_query(&world.client_id, "decks:read", "st");
+    let form = open_consent(&app, &query).await;
+    let cookies = format!("deckhand_csrf={}", form.csrf_cookie);
+    let sign_in = |token: String| {
+        vec![
+            ("csrf_token".to_owned(), token),
+            ("username".to_owned(), "alice".to_owned()),
+            ("password".to_owned(), PASSWORD.to_owned()),
+            ("decision".to_owned(), "approve".to_owned()),
+        ]
+    };
+    let post = |query: Vec<(String, String)>, cookies: String, fields: Vec<(String, String)>| {
+        let app = &app;
+        async move {
+            let fields: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            post_consent(app, &query, &cookies, &fields).await
+        }
+    };
+
+    // Two sessions of alice's, each with its own page and token.
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let response = post(
+            query.clone(),
+            cookies.clone(),
+            sign_in(form.csrf_token.clone()),
+        )
+        .await;
+        let session = set_cookie(response.headers(), "deckhand_session").expect("a session");
+        let both = format!("{cookies}; deckhand_session={session}");
+        let page = consent_page_with(&app, &query, &both).await;
+        sessions.push((both, hidden_input(&page, "csrf_token")));
+    }
+    let approve = |token: &str| {
+        vec![
+            ("csrf_token".to_owned(), token.to_owned()),
+            ("decision".to_owned(), "approve".to_owned()),
+        ]
+    };
+    // Another session's token: refused; its own: approved.
+    let response = post(
+        query.clone(),
+        sessions[0].0.clone(),
+        approve(&sessions[1].1),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(!response.headers().contains_key(LOCATION));
+    let page = response.text().await.unwrap();
+    assert!(page.contains("did not come from this page"), "{page}");
+    let response = post(
+        query.clone(),
+        sessions[0].0.clone(),
+        approve(&sessions[0].1),
+    )
+    .await;
+    assert!(param(&location_params(&response), "code").is_some());
+
+    // The token of this request, posted with another request: refused, whatever differs.
+    let other_requests = [
+        authorize_query(&world.public_client_id, "decks:read", "st"),
+        query
+            .iter()
+            .map(|(n, v)| {
+                let v = if n == "redirect_uri" {
+                    "http://127.0.0.1:9/cb"
+                } else {
+                    v
+                };
+                (n.clone(), v.to_owned())
+            })
+            .collect(),
+        query
+            .iter()
+            .map(|(n, v)| {
+                let v = if n == "code_challenge" {
+                    &VERIFIER[..43]
+                } else {
+                    v
+                };
+                (n.clone(), v.to_owned())
+            })
+            .collect(),
+    ];
+    for other in other_requests {
+        let response = post(
+            other.clone(),
+            cookies.clone(),
+            sign_in(form.csrf_token.clone()),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{other:?}");
+        assert!(!response.headers().contains_key(LOCATION), "{other:?}");
+        let response = post(
+            other.clone(),
+            sessions[0].0.clone(),
+            approve(&sessions[0].1),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{other:?}");
+    }
+    // Another browser's cookie with this token: refused.
+    let stranger = open_consent(&app, &query).await;
+    let response = post(
+        query.clone(),
+        format!("deckhand_csrf={}", stranger.csrf_cookie),
+        sign_in(form.csrf_token.clone()),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+}
+
+/// On an https public URL the consent page's cookies take the `__Host-` prefix (Secure,
+/// `Path=/`, no `Domain`), and only those names are read back.
+#[tokio::test]
+async fn on_https_the_cookies_take_the_host_prefix() {
+    let app = TestApp::builder(Store::Memory)
+        .public_url("https://deckhand.example")
+        .start()
+        .await;
+    let world = world(&app).await;
+    let query = authorize_query(&world.client_id, "decks:read", "st");
+    let response = browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(&query)
+        .send()
+        .await
+        .unwrap();
+    let set = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(set.starts_with("__Host-deckhand_csrf="), "{set}");
+    for attribute in ["Secure", "Path=/;", "HttpOnly", "SameSite=Lax"] {
+        assert!(set.contains(attribute), "{attribute}: {set}");
+    }
+    assert!(!set.contains("Domain"), "{set}");
+    let csrf_cookie = set_cookie(response.headers(), "__Host-deckhand_csrf").unwrap();
+    let token = hidden_input(&response.text().await.unwrap(), "csrf_token");
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("username", "alice"),
+        ("password", PASSWORD),
+        ("decision", "approve"),
+    ];
+    // The unprefixed name is not the cookie.
+    let response = post_consent(
+        &app,
+        &query,
+        &format!("deckhand_csrf={csrf_cookie}"),
+        &fields,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = post_consent(
+        &app,
+        &query,
+        &format!("__Host-deckhand_csrf={csrf_cookie}"),
+        &fields,
+    )
+    .await;
+    let session = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(session.starts_with("__Host-deckhand_session="), "{session}");
+    assert!(
+        session.contains("Secure") && session.contains("Path=/;"),
+        "{session}"
+    );
     assert!(param(&location_params(&response), "code").is_some());
 }
 

@@ -211,6 +211,20 @@ pub async fn open_consent(app: &TestApp, query: &[(String, String)]) -> ConsentF
     }
 }
 
+/// The consent page of `query` as a browser holding `cookies` sees it.
+pub async fn consent_page_with(app: &TestApp, query: &[(String, String)], cookies: &str) -> String {
+    browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(query)
+        .header(COOKIE, cookies)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
 /// POSTs the consent form of `query` with `extra` fields and `cookies`.
 pub async fn post_consent(
     app: &TestApp,

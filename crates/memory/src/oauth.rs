@@ -11,7 +11,8 @@ use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, FailureCount, Grant, GrantId, OAuthClient,
+    RefreshToken, Session, ThrottleKey,
 };
 use time::OffsetDateTime;
 
@@ -27,6 +28,8 @@ pub(crate) struct Tables {
     sessions: HashMap<TokenHash, Session>,
     /// Spent DPoP proof ids by key thumbprint, until they expire.
     dpop_proofs: crate::ReplayRecords<(String, [u8; 32])>,
+    /// Failed sign-ins by throttle key (`ThrottleKey::stored`).
+    sign_in_failures: HashMap<String, FailureCount>,
 }
 
 pub(crate) struct MemoryOAuth(pub(crate) Store);
@@ -241,5 +244,50 @@ impl OAuthRepository for MemoryOAuth {
             .user(session.user_id)
             .ok_or_else(|| anyhow::anyhow!("a session has no user"))?;
         Ok(Some((session.clone(), user.clone())))
+    }
+
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>> {
+        let state = self.0.lock();
+        Ok(keys
+            .iter()
+            .map(|key| state.oauth.sign_in_failures.get(&key.stored()).copied())
+            .collect())
+    }
+
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>> {
+        let mut state = self.0.lock();
+        Ok(keys
+            .iter()
+            .map(|key| {
+                let count =
+                    state
+                        .oauth
+                        .sign_in_failures
+                        .entry(key.stored())
+                        .or_insert(FailureCount {
+                            failures: 0,
+                            last_failure_at: now,
+                        });
+                if count.last_failure_at <= restart_before {
+                    count.failures = 0;
+                }
+                count.failures = count.failures.saturating_add(1);
+                count.last_failure_at = now;
+                *count
+            })
+            .collect())
+    }
+
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
+        self.0.lock().oauth.sign_in_failures.remove(&key.stored());
+        Ok(())
     }
 }

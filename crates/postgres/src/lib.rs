@@ -41,7 +41,7 @@ use deckhand_domain::ports::Repositories;
 #[doc(hidden)]
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
-pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
+pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect, connect_with_timeout};
 
 /// Every repository over one pool.
 pub fn repositories(pool: Pool) -> Repositories {

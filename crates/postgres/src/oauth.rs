@@ -11,11 +11,12 @@ use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
-    RedirectUri, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, ClientKind, FailureCount, Grant, GrantId, GrantType,
+    OAuthClient, RedirectUri, RefreshToken, Session, ThrottleKey,
 };
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Array, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -607,5 +608,95 @@ impl OAuthRepository for PgOAuthRepository {
                 ))
             })
             .transpose()
+    }
+
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>> {
+        let stored: Vec<String> = keys.iter().map(ThrottleKey::stored).collect();
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<FailureRow> = diesel::sql_query(
+            "SELECT key, failures, last_failure_at FROM sign_in_failures WHERE key = ANY ($1)",
+        )
+        .bind::<Array<Text>, _>(&stored)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("reading failed sign-ins")?;
+        Ok(stored
+            .iter()
+            .map(|key| {
+                rows.iter()
+                    .find(|row| row.key == *key)
+                    .map(FailureRow::count)
+            })
+            .collect())
+    }
+
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>> {
+        let stored: Vec<String> = keys.iter().map(ThrottleKey::stored).collect();
+        let mut conn = checkout(&self.pool).await?;
+        // One statement: concurrent failures on other instances each add theirs.
+        let rows: Vec<FailureRow> = diesel::sql_query(
+            "INSERT INTO sign_in_failures AS counted (key, failures, last_failure_at)
+             SELECT key, 1, $2 FROM unnest($1::text[]) AS key
+             ON CONFLICT (key) DO UPDATE SET
+                 failures = CASE WHEN counted.last_failure_at <= $3 THEN 1
+                                 ELSE counted.failures + 1 END,
+                 last_failure_at = EXCLUDED.last_failure_at
+             RETURNING key, failures, last_failure_at",
+        )
+        .bind::<Array<Text>, _>(&stored)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(restart_before)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("counting a failed sign-in")?;
+        stored
+            .iter()
+            .map(|key| {
+                rows.iter()
+                    .find(|row| row.key == *key)
+                    .map(FailureRow::count)
+                    .with_context(|| format!("no count returned for {key}"))
+            })
+            .collect()
+    }
+
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        diesel::sql_query("DELETE FROM sign_in_failures WHERE key = $1")
+            .bind::<Text, _>(key.stored())
+            .execute(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("forgetting failed sign-ins")?;
+        Ok(())
+    }
+}
+
+#[derive(QueryableByName)]
+struct FailureRow {
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = Integer)]
+    failures: i32,
+    #[diesel(sql_type = Timestamptz)]
+    last_failure_at: OffsetDateTime,
+}
+
+impl FailureRow {
+    fn count(&self) -> FailureCount {
+        FailureCount {
+            failures: u32::try_from(self.failures).unwrap_or(0),
+            last_failure_at: self.last_failure_at,
+        }
     }
 }

@@ -28,8 +28,8 @@ use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
-    RedirectUri, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, ClientKind, FailureCount, Grant, GrantId, GrantType,
+    OAuthClient, RedirectUri, RefreshToken, Session, ThrottleKey,
 };
 use deckhand_domain::ports::Repositories;
 use deckhand_domain::sideboards::ports::{
@@ -147,6 +147,7 @@ macro_rules! repository_contract_suite {
             revoking_an_access_token_leaves_its_grant,
             tokens_come_back_with_the_current_state_of_user_and_partner,
             sessions_round_trip_with_their_user,
+            failed_sign_ins_are_counted_restarted_and_forgotten_per_key,
             a_bound_grant_keeps_its_key_thumbprint,
             a_dpop_proof_id_is_recorded_once_per_key,
             an_expired_dpop_proof_id_is_taken_over,
@@ -3551,4 +3552,39 @@ mod tests {
             );
         }
     }
+}
+
+pub async fn failed_sign_ins_are_counted_restarted_and_forgotten_per_key(
+    repos: &Repositories,
+) -> Outcome {
+    let at = datetime!(2026-06-01 12:00 UTC);
+    let minute = time::Duration::minutes(1);
+    let alice = ThrottleKey::Username("alice".into());
+    let ip = ThrottleKey::Ip("2001:db8::/64".into());
+    let both = [alice.clone(), ip.clone()];
+    assert_eq!(repos.oauth.sign_in_failures(&both).await?, [None, None]);
+    let count = |failures, last_failure_at| FailureCount {
+        failures,
+        last_failure_at,
+    };
+    let counted = repos
+        .oauth
+        .record_sign_in_failure(&both, at, at - 15 * minute)
+        .await?;
+    assert_eq!(counted, [count(1, at), count(1, at)]);
+    let counted = repos
+        .oauth
+        .record_sign_in_failure(std::slice::from_ref(&ip), at + minute, at - 14 * minute)
+        .await?;
+    assert_eq!(counted, [count(2, at + minute)]);
+    // A count last failed at or before the restart point starts again.
+    let later = at + 20 * minute;
+    let counted = repos.oauth.record_sign_in_failure(&both, later, at).await?;
+    assert_eq!(counted, [count(1, later), count(3, later)]);
+    repos.oauth.clear_sign_in_failures(&alice).await?;
+    assert_eq!(
+        repos.oauth.sign_in_failures(&both).await?,
+        [None, Some(count(3, later))]
+    );
+    Ok(())
 }

@@ -210,13 +210,16 @@ pub struct Session {
     pub expires_at: OffsetDateTime,
 }
 
-/// The lifetimes of the OAuth server's credentials (`DECKHAND_*_TTL_SECS`).
+/// The lifetimes of the OAuth server's credentials (`DECKHAND_*_TTL_SECS`) and its sign-in
+/// throttling (`DECKHAND_SIGN_IN_DELAY_SECS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OAuthPolicy {
     pub access_token_ttl: time::Duration,
     pub auth_code_ttl: time::Duration,
     pub refresh_token_ttl: time::Duration,
     pub session_ttl: time::Duration,
+    /// When the consent page refuses sign-ins after failed passwords.
+    pub sign_in: super::throttle::SignInThrottle,
 }
 
 impl Default for OAuthPolicy {
@@ -227,6 +230,7 @@ impl Default for OAuthPolicy {
             auth_code_ttl: time::Duration::minutes(10),
             refresh_token_ttl: time::Duration::days(30),
             session_ttl: time::Duration::hours(12),
+            sign_in: super::throttle::SignInThrottle::default(),
         }
     }
 }

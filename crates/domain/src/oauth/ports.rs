@@ -7,6 +7,7 @@ use time::OffsetDateTime;
 use super::model::{
     AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
 };
+use super::throttle::{FailureCount, ThrottleKey};
 use crate::identity::{Partner, User};
 
 #[derive(Debug, thiserror::Error)]
@@ -119,4 +120,22 @@ pub trait OAuthRepository: Send + Sync {
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()>;
     /// The session with this hash and its user, whatever their state.
     async fn find_session(&self, hash: &TokenHash) -> anyhow::Result<Option<(Session, User)>>;
+
+    /// The failed sign-ins counted under each of `keys`, in their order (`None`: none).
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>>;
+    /// Counts one failed sign-in at `now` under each of `keys`, in one transaction, and returns
+    /// the new counts in their order. A count whose last failure is at or before
+    /// `restart_before` starts again at one. Each count is one atomic statement (instances
+    /// failing at once never lose a failure).
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>>;
+    /// Forgets the failures counted under `key`.
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()>;
 }
