@@ -43,7 +43,7 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         trusted_proxies: settings.trusted_proxies.clone(),
         body_timeout: settings.limits.client_request_timeout(),
     };
-    spawn_view_pruning(services.clone());
+    spawn_pruning(services.clone());
     let state = http_state(services, config)?;
     let options = ServerOptions {
         workers: settings.workers.map(usize::from),
@@ -55,22 +55,36 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         .context("the HTTP server failed")
 }
 
-/// How often expired pageview records are deleted.
-const VIEW_PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
+/// How often each instance runs a prune round.
+const PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+/// Records one batch deletes: small, so a batch holds its row locks for milliseconds.
+const PRUNE_BATCH: u32 = 500;
+/// Batches per job and round: what is left over waits a minute, so a backlog (after downtime,
+/// say) drains without one round monopolising a connection.
+const PRUNE_BATCHES_PER_ROUND: u32 = 20;
 
-/// Deletes view records older than the dedupe window, every few minutes, for the life of the
-/// server. A failure is logged and retried at the next tick.
-fn spawn_view_pruning(services: Services) {
+/// Runs a prune round (`deckhand_domain::pruning`) every minute for the life of the server, on
+/// every instance: batches skip rows others hold (`FOR UPDATE SKIP LOCKED`), so instances
+/// never wait on each other or on requests. A failed job is logged and tried next round.
+fn spawn_pruning(services: Services) {
     actix_web::rt::spawn(async move {
-        let mut ticks = actix_web::rt::time::interval(VIEW_PRUNING_INTERVAL);
+        let mut ticks = actix_web::rt::time::interval(PRUNING_INTERVAL);
         loop {
             ticks.tick().await;
-            match services.decks.prune_views().await {
-                Ok(deleted) => tracing::debug!(deleted, "pruned expired pageview records"),
-                Err(error) => tracing::warn!(
-                    error = format!("{error:#}"),
-                    "pruning pageview records failed"
-                ),
+            let round = services
+                .pruning
+                .prune_round(PRUNE_BATCH, PRUNE_BATCHES_PER_ROUND)
+                .await;
+            for pruned in round {
+                match pruned.deleted {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::debug!(job = pruned.name, deleted, "pruned"),
+                    Err(error) => tracing::warn!(
+                        job = pruned.name,
+                        error = format!("{error:#}"),
+                        "pruning failed"
+                    ),
+                }
             }
         }
     });

@@ -14,6 +14,7 @@ pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
 pub use crate::oauth::ports::OAuthRepository;
+pub use crate::pruning::{Kept, PruneBatch, PruneJob};
 pub use crate::sideboards::ports::SideboardGuideRepository;
 pub use crate::system::{
     Clock, FixedClock, IdGenerator, InlinePasswordVerifier, PasswordVerifier, PoolStatus, Random,
@@ -38,4 +39,6 @@ pub struct Repositories {
     pub health: Arc<dyn StoreHealth>,
     pub catalog: Arc<dyn CatalogRepository>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
+    /// What the store prunes, one job per kind of record (see [`crate::pruning`]).
+    pub prune_jobs: Vec<PruneJob>,
 }

@@ -12,6 +12,7 @@ use crate::idempotency::IdempotencyService;
 use crate::identity::{IdentityRepositories, IdentityService};
 use crate::oauth::OAuthService;
 use crate::ports::Repositories;
+use crate::pruning::{PruneService, Retention};
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
 use crate::system::{StoreHealth, SystemPorts};
@@ -28,6 +29,8 @@ pub struct Services {
     pub formats: FormatService,
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
+    /// Deletes what no longer matters, in small batches (run on a timer by every instance).
+    pub pruning: PruneService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -48,6 +51,7 @@ impl Services {
             health,
             catalog,
             idempotency_keys,
+            prune_jobs,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -86,6 +90,14 @@ impl Services {
             ),
             sideboard_guides: SideboardGuideService::new(sideboard_guides, decks, system.clone()),
             idempotency: IdempotencyService::new(idempotency_keys, system.clone()),
+            pruning: PruneService::new(
+                prune_jobs,
+                system.clock.clone(),
+                Retention {
+                    pageview_window: settings.deck_policy.pageview_window,
+                    sign_in_window: settings.oauth.sign_in.window,
+                },
+            ),
             export: ExportService::new(deck_service.clone(), catalog.clone()),
             formats: FormatService::new(
                 catalog.clone(),

@@ -291,3 +291,87 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 }
+
+pub(crate) fn prune_codes(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.codes, limit, |code| {
+        code.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_sessions(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.sessions, limit, |session| {
+        session.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_expired_access_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.access_tokens, limit, |token| {
+        token.revoked_at.is_none() && token.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_revoked_access_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.access_tokens, limit, |token| {
+        token.revoked_at.is_some_and(|at| at <= before)
+    })
+}
+
+pub(crate) fn prune_expired_refresh_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.refresh_tokens, limit, |token| {
+        token.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_revoked_refresh_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    let tables = &mut state.oauth;
+    let grants = &tables.grants;
+    crate::prune_map(&mut tables.refresh_tokens, limit, |token| {
+        grants
+            .get(&token.grant_id)
+            .and_then(|grant| grant.revoked_at)
+            .is_some_and(|at| at <= before)
+    })
+}
+
+pub(crate) fn prune_grants_without_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    let tables = &mut state.oauth;
+    let in_use: std::collections::HashSet<GrantId> = tables
+        .access_tokens
+        .values()
+        .map(|token| token.grant_id)
+        .chain(tables.refresh_tokens.values().map(|token| token.grant_id))
+        .collect();
+    crate::prune_map(&mut tables.grants, limit, |grant| {
+        grant.created_at <= before && !in_use.contains(&grant.id)
+    })
+}
+
+pub(crate) fn prune_dpop_proofs(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    state.oauth.dpop_proofs.prune(before, limit)
+}
+
+pub(crate) fn prune_sign_in_failures(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.sign_in_failures, limit, |count| {
+        count.last_failure_at <= before
+    })
+}

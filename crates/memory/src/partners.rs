@@ -135,3 +135,11 @@ impl SignatureReplayRepository for MemorySignatureReplays {
         ))
     }
 }
+
+pub(crate) fn prune_signature_replays(
+    state: &mut crate::State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    state.partners.signature_replays.prune(before, limit)
+}

@@ -21,6 +21,7 @@ mod oauth;
 mod partners;
 mod pats;
 mod pool;
+mod pruning;
 mod replays;
 mod rules;
 mod schema;
@@ -63,6 +64,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
         oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
+        prune_jobs: pruning::jobs(&pool),
         health: Arc::new(health::PgHealth { pool }),
     }
 }
