@@ -1555,3 +1555,99 @@ async fn admin_oauth_client_create_validates_its_input() {
         );
     }
 }
+
+/// Operators see what they created and can stop it (contract §7): `admin partner list`,
+/// `api-key list`, `oauth-client list` print JSON without secrets, and `oauth-client disable`
+/// stops the client's tokens at once (resource lanes, introspection, refresh) and its consent
+/// page.
+async fn operators_list_and_disable_what_they_created(app: TestApp) {
+    let world = world(&app).await;
+    let key = admin(&app, &["api-key", "create", "--partner", "acme"]).await;
+    admin(&app, &["api-key", "create", "--partner", "other"]).await;
+
+    let partners = admin(&app, &["partner", "list"]).await;
+    let slugs: Vec<&str> = partners["partners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|partner| partner["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(slugs, ["acme", "other"], "{partners}");
+    assert_eq!(partners["partners"][0]["active"], true);
+    assert_eq!(partners["partners"][0]["created_by"], json!(world.user_id));
+    assert!(!partners.to_string().contains("dh_ps_"), "{partners}");
+
+    let keys = admin(&app, &["api-key", "list", "--partner", "acme"]).await;
+    assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1, "{keys}");
+    assert_eq!(keys["api_keys"][0]["id"], key["id"]);
+    assert_eq!(keys["api_keys"][0]["revoked_at"], Value::Null);
+    assert!(!keys.to_string().contains("dh_key_"), "{keys}");
+    let all = admin(&app, &["api-key", "list"]).await;
+    assert_eq!(all["api_keys"].as_array().unwrap().len(), 2, "{all}");
+
+    let clients = admin(&app, &["oauth-client", "list", "--partner", "acme"]).await;
+    let listed = clients["oauth_clients"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{clients}");
+    assert_eq!(listed[0]["client_id"], json!(world.client_id));
+    assert_eq!(listed[0]["public"], false);
+    assert_eq!(listed[1]["public"], true);
+    assert_eq!(listed[0]["disabled_at"], Value::Null);
+    assert!(!clients.to_string().contains("dh_cs_"), "{clients}");
+
+    // A live token of the client, then the client disabled: everything stops at once.
+    let tokens = tokens_for_alice(&app, &world).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let probe = || app.client.get(app.api("/_probe/user")).bearer_auth(access);
+    assert_eq!(send(probe()).await.0, StatusCode::OK);
+    let disabled = admin(&app, &["oauth-client", "disable", "--id", &world.client_id]).await;
+    assert_eq!(
+        disabled,
+        json!({"client_id": world.client_id, "active": false})
+    );
+    let (status, _, body) = send(probe()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
+    let (status, _, body) = token_request(
+        &app,
+        Some((&world.client_id, &world.client_secret)),
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+        ],
+    )
+    .await;
+    assert_oauth_error(status, &body, StatusCode::UNAUTHORIZED, "invalid_client");
+    let response = browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(&authorize_query(&world.client_id, "decks:read", "st"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let listed = admin(&app, &["oauth-client", "list", "--partner", "acme"]).await;
+    assert!(
+        listed["oauth_clients"][0]["disabled_at"].is_string(),
+        "{listed}"
+    );
+    // The partner's other client is untouched.
+    assert_eq!(listed["oauth_clients"][1]["disabled_at"], Value::Null);
+    let unknown = app
+        .admin(&[
+            "oauth-client",
+            "disable",
+            "--id",
+            &uuid::Uuid::nil().to_string(),
+        ])
+        .await;
+    assert!(unknown.is_err());
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_what_they_created_on_memory() {
+    operators_list_and_disable_what_they_created(TestApp::memory().await).await;
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_what_they_created_on_postgres() {
+    operators_list_and_disable_what_they_created(TestApp::postgres().await).await;
+}

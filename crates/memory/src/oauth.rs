@@ -6,7 +6,7 @@ use std::collections::hash_map::Entry;
 
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
-use deckhand_domain::identity::{Partner, User};
+use deckhand_domain::identity::{Partner, PartnerSlug, User};
 use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
@@ -86,6 +86,30 @@ impl OAuthRepository for MemoryOAuth {
         };
         slot.insert(client.clone());
         Ok(())
+    }
+
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
+        let state = self.0.lock();
+        let mut clients: Vec<OAuthClient> = state
+            .oauth
+            .clients
+            .values()
+            .filter(|client| partner.as_ref().is_none_or(|slug| client.partner == *slug))
+            .cloned()
+            .collect();
+        clients.sort_by_key(|client| (client.created_at, client.id.0));
+        Ok(clients)
+    }
+
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>> {
+        Ok(self.0.lock().oauth.clients.get_mut(&id).map(|client| {
+            client.disabled_at.get_or_insert(at);
+            client.clone()
+        }))
     }
 
     async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>> {

@@ -62,6 +62,7 @@ struct ClientRow {
     scopes: Vec<String>,
     grant_types: Vec<String>,
     created_at: OffsetDateTime,
+    disabled_at: Option<OffsetDateTime>,
 }
 
 impl ClientRow {
@@ -86,6 +87,7 @@ impl ClientRow {
                 .map(|kind| kind.as_str().to_owned())
                 .collect(),
             created_at: client.created_at,
+            disabled_at: client.disabled_at,
         }
     }
 
@@ -115,6 +117,7 @@ impl ClientRow {
                 .filter_map(|kind| GrantType::parse(kind))
                 .collect(),
             created_at: self.created_at,
+            disabled_at: self.disabled_at,
         })
     }
 }
@@ -350,6 +353,50 @@ impl OAuthRepository for PgOAuthRepository {
                 .context("inserting an OAuth client")
                 .into()),
         }
+    }
+
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
+        let mut conn = checkout(&self.pool).await?;
+        let mut query = clients::table
+            .select(ClientRow::as_select())
+            .order((clients::created_at, clients::id))
+            .into_boxed();
+        if let Some(partner) = partner {
+            query = query.filter(clients::partner_slug.eq(partner.as_str().to_owned()));
+        }
+        let rows: Vec<ClientRow> = query
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("listing OAuth clients")?;
+        rows.into_iter().map(ClientRow::into_domain).collect()
+    }
+
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>> {
+        let mut conn = checkout(&self.pool).await?;
+        // COALESCE in the statement keeps a first disabling time without a read first.
+        diesel::update(clients::table.find(id.0))
+            .set(
+                clients::disabled_at.eq(
+                    diesel::dsl::sql::<diesel::sql_types::Nullable<Timestamptz>>(
+                        "COALESCE(disabled_at, ",
+                    )
+                    .bind::<Timestamptz, _>(at)
+                    .sql(")"),
+                ),
+            )
+            .returning(ClientRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(error::query)
+            .context("disabling an OAuth client")?
+            .map(ClientRow::into_domain)
+            .transpose()
     }
 
     async fn find_client(

@@ -2559,6 +2559,7 @@ fn oauth_client_for(partner: &Partner, public: bool) -> OAuthClient {
         scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
         grant_types: GrantType::ALL.into_iter().collect(),
         created_at: now(),
+        disabled_at: None,
     }
 }
 

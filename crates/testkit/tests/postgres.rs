@@ -362,10 +362,11 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
         let reverted =
-            [(); 8].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+            [(); 9].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
         assert_eq!(
             reverted,
             [
+                "20261126000520",
                 "20261126000510",
                 "20261126000500",
                 "20261126000100",

@@ -119,9 +119,16 @@ pub struct OAuthClient {
     pub scopes: Scopes,
     pub grant_types: BTreeSet<GrantType>,
     pub created_at: OffsetDateTime,
+    /// When an operator disabled it (`admin oauth-client disable`): it authorizes nothing and
+    /// its tokens stop working at once.
+    pub disabled_at: Option<OffsetDateTime>,
 }
 
 impl OAuthClient {
+    pub fn is_active(&self) -> bool {
+        self.disabled_at.is_none()
+    }
+
     /// Whether `candidate` is registered, compared byte for byte.
     pub fn has_redirect_uri(&self, candidate: &str) -> bool {
         self.redirect_uris

@@ -8,7 +8,7 @@ use super::model::{
     AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
 };
 use super::throttle::{FailureCount, ThrottleKey};
-use crate::identity::{Partner, User};
+use crate::identity::{Partner, PartnerSlug, User};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InsertClientError {
@@ -54,6 +54,15 @@ pub enum CodeRedemption {
 pub trait OAuthRepository: Send + Sync {
     /// Stores a new client. `UnknownPartner` when its partner does not exist.
     async fn insert_client(&self, client: &OAuthClient) -> Result<(), InsertClientError>;
+    /// Every client, or those of `partner`, oldest first.
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>>;
+    /// Disables the client at `at` (an earlier time is kept); `None` when there is no such
+    /// client.
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>>;
     /// The client and its partner, whatever their state; the caller judges them.
     async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>>;
 

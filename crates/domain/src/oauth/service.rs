@@ -270,6 +270,7 @@ impl OAuthService {
             scopes: request.scopes,
             grant_types,
             created_at: self.system.clock.now(),
+            disabled_at: None,
         };
         match self.repository.insert_client(&client).await {
             Ok(()) => Ok((client, secret)),
@@ -278,7 +279,26 @@ impl OAuthService {
         }
     }
 
-    /// The client a `client_id` names, if it exists and its partner is active.
+    /// Every registered client, or those of `partner`, oldest first.
+    pub async fn list_clients(
+        &self,
+        partner: Option<PartnerSlug>,
+    ) -> anyhow::Result<Vec<OAuthClient>> {
+        self.repository.list_clients(partner).await
+    }
+
+    /// Disables a client: it authorizes nothing more and every token it was issued stops
+    /// working at once (the lanes, introspection and the token endpoint judge the client on
+    /// each use). `None` when there is no such client.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn disable_client(&self, id: ClientId) -> anyhow::Result<Option<OAuthClient>> {
+        self.repository
+            .disable_client(id, self.system.clock.now())
+            .await
+    }
+
+    /// The client a `client_id` names, if it exists, is not disabled and its partner is
+    /// active.
     async fn active_client(
         &self,
         client_id: &str,
@@ -290,7 +310,7 @@ impl OAuthService {
             .repository
             .find_client(id)
             .await?
-            .filter(|(_, partner)| partner.active))
+            .filter(|(client, partner)| partner.active && client.is_active()))
     }
 
     /// Checks an authorization request (see [`check_authorization`] for the order).
@@ -775,7 +795,10 @@ impl OAuthService {
         };
         let now = self.system.clock.now();
         let usable = |context: &GrantContext| {
-            context.grant.client_id == client.id && context.user.active && context.partner.active
+            context.grant.client_id == client.id
+                && context.user.active
+                && context.partner.active
+                && context.client.is_active()
         };
         let active = |context: GrantContext, scope, issued_at, expires_at| Introspection::Active {
             scope,
