@@ -367,18 +367,7 @@ async fn a_patch_whose_connection_is_ended_mid_transaction_fails_cleanly_and_a_r
         tokio::spawn(async move { send(request).await })
     };
 
-    let mut killer = connect(db.url()).await;
-    let waiting = sessions_waiting_on(&mut killer, blocker_pid, Duration::from_secs(10)).await;
-    let ended = select_json(
-        &mut killer,
-        &format!(
-            "SELECT json_agg(pg_terminate_backend(pid))::text AS json \
-             FROM unnest(ARRAY{waiting:?}::int[]) AS pid"
-        ),
-    )
-    .await
-    .unwrap();
-    assert_eq!(ended, json!([true]));
+    end_the_session_waiting_on(db.url(), blocker_pid).await;
 
     let (status, headers, body) = patch.await.unwrap();
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
@@ -417,4 +406,75 @@ async fn a_patch_whose_connection_is_ended_mid_transaction_fails_cleanly_and_a_r
             (2, "update".to_owned(), "Retried".to_owned())
         ]
     );
+}
+
+/// Timeouts are outages, not bugs (contract §7): a read held up by a lock until the statement
+/// timeout cuts it, and a read whose connection is ended while it waits, are both 503 with
+/// `Retry-After`, never 500; with the lock gone the same read succeeds.
+#[tokio::test]
+async fn a_read_cut_by_the_statement_timeout_or_a_lost_connection_is_a_503() {
+    let db = TestDb::new().await;
+    let app = TestApp::builder(Store::PostgresAt(db.url().to_owned()))
+        .statement_timeout(Duration::from_secs(1))
+        .start()
+        .await;
+    let patient = TestApp::builder(Store::PostgresAt(db.url().to_owned()))
+        .start()
+        .await;
+    let (_, token) = app.user_with_token("waiter", SCOPES).await;
+    let id = create_deck(&app, &token, "Locked").await;
+    let read = |app: &TestApp| {
+        app.client
+            .get(app.api(&format!("/games/mtg/decks/{id}")))
+            .bearer_auth(&token)
+    };
+    // Both instances have met the token, so only the deck read waits on the lock.
+    assert_eq!(send(read(&app)).await.0, StatusCode::OK);
+    assert_eq!(send(read(&patient)).await.0, StatusCode::OK);
+
+    let mut blocker = connect(db.url()).await;
+    let blocker_pid = backend_pid(&mut blocker).await;
+    blocker
+        .batch_execute("BEGIN; LOCK TABLE decks IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+
+    let started = Instant::now();
+    let (status, headers, body) = send(read(&app)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_envelope(&body, "SERVICE_UNAVAILABLE");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let waiting_read = {
+        let request = read(&patient);
+        tokio::spawn(async move { send(request).await })
+    };
+    end_the_session_waiting_on(db.url(), blocker_pid).await;
+    let (status, headers, body) = waiting_read.await.unwrap();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_envelope(&body, "SERVICE_UNAVAILABLE");
+    assert!(headers.contains_key("retry-after"), "{headers:?}");
+
+    blocker.batch_execute("ROLLBACK").await.unwrap();
+    for app in [&app, &patient] {
+        let (status, _, body) = send(read(app)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+}
+
+/// Ends (`pg_terminate_backend`) the one session waiting on a lock of the session `blocker`.
+async fn end_the_session_waiting_on(url: &str, blocker: i64) {
+    let mut killer = connect(url).await;
+    let waiting = sessions_waiting_on(&mut killer, blocker, Duration::from_secs(10)).await;
+    let ended = select_json(
+        &mut killer,
+        &format!(
+            "SELECT json_agg(pg_terminate_backend(pid))::text AS json \
+             FROM unnest(ARRAY{waiting:?}::int[]) AS pid"
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(ended, json!([true]));
 }

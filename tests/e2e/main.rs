@@ -27,5 +27,6 @@ mod partners;
 mod probes;
 mod resilience;
 mod sideboard_guides;
+mod sign_in_throttling;
 mod support;
 mod sync;

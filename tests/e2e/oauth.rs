@@ -527,21 +527,13 @@ async fn sign_in_errors_deny_csrf_and_the_session_cookie() {
     let session = set_cookie(response.headers(), "deckhand_session").expect("a session cookie");
     assert!(param(&location_params(&response), "code").is_some());
     let both = format!("{cookies}; deckhand_session={session}");
-    let page = browserless()
-        .get(app.api("/oauth/authorize"))
-        .query(&query)
-        .header("cookie", &both)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = consent_page_with(&app, &query, &both).await;
     assert!(
         page.contains("Signed in as <strong>alice</strong>"),
         "{page}"
     );
     assert!(!page.contains("name=\"password\""), "{page}");
+    // The token of the page shown before signing in belongs to no session: refused.
     let response = post_consent(
         &app,
         &query,
@@ -549,6 +541,200 @@ async fn sign_in_errors_deny_csrf_and_the_session_cookie() {
         &[("csrf_token", &form.csrf_token), ("decision", "approve")],
     )
     .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = post_consent(
+        &app,
+        &query,
+        &both,
+        &[
+            ("csrf_token", &hidden_input(&page, "csrf_token")),
+            ("decision", "approve"),
+        ],
+    )
+    .await;
+    assert!(param(&location_params(&response), "code").is_some());
+}
+
+/// The consent form's CSRF token is bound to the browser's CSRF cookie, to its sign-in session
+/// and to the request it approves: a token from another browser, another session or another
+/// authorization request (client, redirect URI, code challenge) is refused.
+#[tokio::test]
+async fn a_csrf_token_of_another_session_or_request_is_refused() {
+    let app = TestApp::memory().await;
+    let world = world(&app).await;
+    let query = authorize_query(&world.client_id, "decks:read", "st");
+    let form = open_consent(&app, &query).await;
+    let cookies = format!("deckhand_csrf={}", form.csrf_cookie);
+    let sign_in = |token: String| {
+        vec![
+            ("csrf_token".to_owned(), token),
+            ("username".to_owned(), "alice".to_owned()),
+            ("password".to_owned(), PASSWORD.to_owned()),
+            ("decision".to_owned(), "approve".to_owned()),
+        ]
+    };
+    let post = |query: Vec<(String, String)>, cookies: String, fields: Vec<(String, String)>| {
+        let app = &app;
+        async move {
+            let fields: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(n, v)| (n.as_str(), v.as_str()))
+                .collect();
+            post_consent(app, &query, &cookies, &fields).await
+        }
+    };
+
+    // Two sessions of alice's, each with its own page and token.
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let response = post(
+            query.clone(),
+            cookies.clone(),
+            sign_in(form.csrf_token.clone()),
+        )
+        .await;
+        let session = set_cookie(response.headers(), "deckhand_session").expect("a session");
+        let both = format!("{cookies}; deckhand_session={session}");
+        let page = consent_page_with(&app, &query, &both).await;
+        sessions.push((both, hidden_input(&page, "csrf_token")));
+    }
+    let approve = |token: &str| {
+        vec![
+            ("csrf_token".to_owned(), token.to_owned()),
+            ("decision".to_owned(), "approve".to_owned()),
+        ]
+    };
+    // Another session's token: refused; its own: approved.
+    let response = post(
+        query.clone(),
+        sessions[0].0.clone(),
+        approve(&sessions[1].1),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    assert!(!response.headers().contains_key(LOCATION));
+    let page = response.text().await.unwrap();
+    assert!(page.contains("did not come from this page"), "{page}");
+    let response = post(
+        query.clone(),
+        sessions[0].0.clone(),
+        approve(&sessions[0].1),
+    )
+    .await;
+    assert!(param(&location_params(&response), "code").is_some());
+
+    // The token of this request, posted with another request: refused, whatever differs.
+    let other_requests = [
+        authorize_query(&world.public_client_id, "decks:read", "st"),
+        query
+            .iter()
+            .map(|(n, v)| {
+                let v = if n == "redirect_uri" {
+                    "http://127.0.0.1:9/cb"
+                } else {
+                    v
+                };
+                (n.clone(), v.to_owned())
+            })
+            .collect(),
+        query
+            .iter()
+            .map(|(n, v)| {
+                let v = if n == "code_challenge" {
+                    &VERIFIER[..43]
+                } else {
+                    v
+                };
+                (n.clone(), v.to_owned())
+            })
+            .collect(),
+    ];
+    for other in other_requests {
+        let response = post(
+            other.clone(),
+            cookies.clone(),
+            sign_in(form.csrf_token.clone()),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{other:?}");
+        assert!(!response.headers().contains_key(LOCATION), "{other:?}");
+        let response = post(
+            other.clone(),
+            sessions[0].0.clone(),
+            approve(&sessions[0].1),
+        )
+        .await;
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{other:?}");
+    }
+    // Another browser's cookie with this token: refused.
+    let stranger = open_consent(&app, &query).await;
+    let response = post(
+        query.clone(),
+        format!("deckhand_csrf={}", stranger.csrf_cookie),
+        sign_in(form.csrf_token.clone()),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+}
+
+/// On an https public URL the consent page's cookies take the `__Host-` prefix (Secure,
+/// `Path=/`, no `Domain`), and only those names are read back.
+#[tokio::test]
+async fn on_https_the_cookies_take_the_host_prefix() {
+    let app = TestApp::builder(Store::Memory)
+        .public_url("https://deckhand.example")
+        .start()
+        .await;
+    let world = world(&app).await;
+    let query = authorize_query(&world.client_id, "decks:read", "st");
+    let response = browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(&query)
+        .send()
+        .await
+        .unwrap();
+    let set = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(set.starts_with("__Host-deckhand_csrf="), "{set}");
+    for attribute in ["Secure", "Path=/;", "HttpOnly", "SameSite=Lax"] {
+        assert!(set.contains(attribute), "{attribute}: {set}");
+    }
+    assert!(!set.contains("Domain"), "{set}");
+    let csrf_cookie = set_cookie(response.headers(), "__Host-deckhand_csrf").unwrap();
+    let token = hidden_input(&response.text().await.unwrap(), "csrf_token");
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("username", "alice"),
+        ("password", PASSWORD),
+        ("decision", "approve"),
+    ];
+    // The unprefixed name is not the cookie.
+    let response = post_consent(
+        &app,
+        &query,
+        &format!("deckhand_csrf={csrf_cookie}"),
+        &fields,
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let response = post_consent(
+        &app,
+        &query,
+        &format!("__Host-deckhand_csrf={csrf_cookie}"),
+        &fields,
+    )
+    .await;
+    let session = response.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(session.starts_with("__Host-deckhand_session="), "{session}");
+    assert!(
+        session.contains("Secure") && session.contains("Path=/;"),
+        "{session}"
+    );
     assert!(param(&location_params(&response), "code").is_some());
 }
 
@@ -1368,4 +1554,100 @@ async fn admin_oauth_client_create_validates_its_input() {
             "{argv:?}: {error:#}"
         );
     }
+}
+
+/// Operators see what they created and can stop it (contract §7): `admin partner list`,
+/// `api-key list`, `oauth-client list` print JSON without secrets, and `oauth-client disable`
+/// stops the client's tokens at once (resource lanes, introspection, refresh) and its consent
+/// page.
+async fn operators_list_and_disable_what_they_created(app: TestApp) {
+    let world = world(&app).await;
+    let key = admin(&app, &["api-key", "create", "--partner", "acme"]).await;
+    admin(&app, &["api-key", "create", "--partner", "other"]).await;
+
+    let partners = admin(&app, &["partner", "list"]).await;
+    let slugs: Vec<&str> = partners["partners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|partner| partner["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(slugs, ["acme", "other"], "{partners}");
+    assert_eq!(partners["partners"][0]["active"], true);
+    assert_eq!(partners["partners"][0]["created_by"], json!(world.user_id));
+    assert!(!partners.to_string().contains("dh_ps_"), "{partners}");
+
+    let keys = admin(&app, &["api-key", "list", "--partner", "acme"]).await;
+    assert_eq!(keys["api_keys"].as_array().unwrap().len(), 1, "{keys}");
+    assert_eq!(keys["api_keys"][0]["id"], key["id"]);
+    assert_eq!(keys["api_keys"][0]["revoked_at"], Value::Null);
+    assert!(!keys.to_string().contains("dh_key_"), "{keys}");
+    let all = admin(&app, &["api-key", "list"]).await;
+    assert_eq!(all["api_keys"].as_array().unwrap().len(), 2, "{all}");
+
+    let clients = admin(&app, &["oauth-client", "list", "--partner", "acme"]).await;
+    let listed = clients["oauth_clients"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{clients}");
+    assert_eq!(listed[0]["client_id"], json!(world.client_id));
+    assert_eq!(listed[0]["public"], false);
+    assert_eq!(listed[1]["public"], true);
+    assert_eq!(listed[0]["disabled_at"], Value::Null);
+    assert!(!clients.to_string().contains("dh_cs_"), "{clients}");
+
+    // A live token of the client, then the client disabled: everything stops at once.
+    let tokens = tokens_for_alice(&app, &world).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let probe = || app.client.get(app.api("/_probe/user")).bearer_auth(access);
+    assert_eq!(send(probe()).await.0, StatusCode::OK);
+    let disabled = admin(&app, &["oauth-client", "disable", "--id", &world.client_id]).await;
+    assert_eq!(
+        disabled,
+        json!({"client_id": world.client_id, "active": false})
+    );
+    let (status, _, body) = send(probe()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
+    let (status, _, body) = token_request(
+        &app,
+        Some((&world.client_id, &world.client_secret)),
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+        ],
+    )
+    .await;
+    assert_oauth_error(status, &body, StatusCode::UNAUTHORIZED, "invalid_client");
+    let response = browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(&authorize_query(&world.client_id, "decks:read", "st"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let listed = admin(&app, &["oauth-client", "list", "--partner", "acme"]).await;
+    assert!(
+        listed["oauth_clients"][0]["disabled_at"].is_string(),
+        "{listed}"
+    );
+    // The partner's other client is untouched.
+    assert_eq!(listed["oauth_clients"][1]["disabled_at"], Value::Null);
+    let unknown = app
+        .admin(&[
+            "oauth-client",
+            "disable",
+            "--id",
+            &uuid::Uuid::nil().to_string(),
+        ])
+        .await;
+    assert!(unknown.is_err());
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_what_they_created_on_memory() {
+    operators_list_and_disable_what_they_created(TestApp::memory().await).await;
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_what_they_created_on_postgres() {
+    operators_list_and_disable_what_they_created(TestApp::postgres().await).await;
 }

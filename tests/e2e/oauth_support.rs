@@ -202,13 +202,36 @@ pub async fn open_consent(app: &TestApp, query: &[(String, String)]) -> ConsentF
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
-    let csrf_cookie = set_cookie(response.headers(), "deckhand_csrf").expect("a CSRF cookie");
+    let csrf_cookie = set_cookie(response.headers(), csrf_cookie_name(app)).expect("a CSRF cookie");
     let page = response.text().await.unwrap();
     ConsentForm {
         csrf_token: hidden_input(&page, "csrf_token"),
         csrf_cookie,
         page,
     }
+}
+
+/// The name of the consent page's CSRF cookie: `__Host-` prefixed on an https public URL.
+pub fn csrf_cookie_name(app: &TestApp) -> &'static str {
+    if app.public_url.starts_with("https://") {
+        "__Host-deckhand_csrf"
+    } else {
+        "deckhand_csrf"
+    }
+}
+
+/// The consent page of `query` as a browser holding `cookies` sees it.
+pub async fn consent_page_with(app: &TestApp, query: &[(String, String)], cookies: &str) -> String {
+    browserless()
+        .get(app.api("/oauth/authorize"))
+        .query(query)
+        .header(COOKIE, cookies)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }
 
 /// POSTs the consent form of `query` with `extra` fields and `cookies`.
@@ -256,7 +279,7 @@ pub async fn approve(app: &TestApp, query: &[(String, String)]) -> String {
     let response = post_consent(
         app,
         query,
-        &format!("deckhand_csrf={}", form.csrf_cookie),
+        &format!("{}={}", csrf_cookie_name(app), form.csrf_cookie),
         &[
             ("csrf_token", &form.csrf_token),
             ("username", "alice"),

@@ -8,7 +8,7 @@ use deckhand_domain::formats::Legality;
 use deckhand_domain::identity::{
     ApiKeyId, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scopes, Tier, UserLookup,
 };
-use deckhand_domain::oauth::{GrantType, NewClientRequest, RedirectUri};
+use deckhand_domain::oauth::{ClientId, GrantType, NewClientRequest, RedirectUri};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -144,6 +144,73 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 .with_context(|| format!("cannot create an OAuth client for `{partner}`"))?;
             Ok(json!({ "client_id": client.id.to_string(), "client_secret": secret }))
         }
+        AdminCommand::OauthClient(OAuthClientCommand::List { partner }) => {
+            let partner = partner.as_deref().map(PartnerSlug::parse).transpose()?;
+            let clients = services.oauth.list_clients(partner).await?;
+            let clients: Vec<Value> = clients
+                .iter()
+                .map(|client| {
+                    Ok(json!({
+                        "client_id": client.id.to_string(),
+                        "partner": client.partner.as_str(),
+                        "name": client.name,
+                        "public": client.is_public(),
+                        "redirect_uris": client.redirect_uris.iter().map(RedirectUri::as_str).collect::<Vec<_>>(),
+                        "scopes": client.scopes.names(),
+                        "grant_types": client.grant_types.iter().map(|kind| kind.as_str()).collect::<Vec<_>>(),
+                        "created_at": rfc3339(client.created_at)?,
+                        "disabled_at": client.disabled_at.map(rfc3339).transpose()?,
+                    }))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(json!({ "oauth_clients": clients }))
+        }
+        AdminCommand::OauthClient(OAuthClientCommand::Disable { id }) => {
+            let client = services
+                .oauth
+                .disable_client(ClientId(id))
+                .await?
+                .with_context(|| format!("cannot disable OAuth client `{id}`: no such client"))?;
+            Ok(json!({ "client_id": client.id.to_string(), "active": client.is_active() }))
+        }
+        AdminCommand::Partner(PartnerCommand::List) => {
+            let partners: Vec<Value> = services
+                .identity
+                .list_partners()
+                .await?
+                .iter()
+                .map(|partner| {
+                    Ok(json!({
+                        "slug": partner.slug,
+                        "created_by": partner.created_by,
+                        "scopes": partner.scopes.names(),
+                        "game_scopes": partner.game_scopes.names(),
+                        "tier": partner.tier.0,
+                        "active": partner.active,
+                        "created_at": rfc3339(partner.created_at)?,
+                    }))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(json!({ "partners": partners }))
+        }
+        AdminCommand::ApiKey(ApiKeyCommand::List { partner }) => {
+            let partner = partner.as_deref().map(PartnerSlug::parse).transpose()?;
+            let keys: Vec<Value> = services
+                .identity
+                .list_api_keys(partner)
+                .await?
+                .iter()
+                .map(|key| {
+                    Ok(json!({
+                        "id": key.id,
+                        "partner": key.partner,
+                        "created_at": rfc3339(key.created_at)?,
+                        "revoked_at": key.revoked_at.map(rfc3339).transpose()?,
+                    }))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(json!({ "api_keys": keys }))
+        }
         AdminCommand::Format(FormatCommand::Legality {
             game,
             format,
@@ -240,4 +307,9 @@ pub fn sign(args: SignArgs, now: OffsetDateTime) -> anyhow::Result<Value> {
         "canonical": request.canonical_string(),
         "curl": curl,
     }))
+}
+
+/// An instant as the admin commands print it (RFC 3339, UTC).
+fn rfc3339(at: OffsetDateTime) -> anyhow::Result<String> {
+    Ok(at.format(&Rfc3339)?)
 }

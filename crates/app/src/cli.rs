@@ -172,6 +172,9 @@ pub enum PartnerCommand {
         #[arg(long)]
         tier: Option<String>,
     },
+    /// Every partner: {"partners": [{"slug", "created_by", "scopes", "game_scopes", "tier",
+    /// "active", "created_at"}]}.
+    List,
     /// Disable a partner, stopping its signatures and API keys at once: {"slug", "active": false}.
     Disable {
         #[arg(long)]
@@ -185,6 +188,12 @@ pub enum ApiKeyCommand {
     Create {
         #[arg(long)]
         partner: String,
+    },
+    /// API keys (never the keys themselves), of one partner or all: {"api_keys": [{"id",
+    /// "partner", "created_at", "revoked_at"}]}.
+    List {
+        #[arg(long)]
+        partner: Option<String>,
     },
     /// Revoke an API key: {"id", "revoked": true}.
     Revoke {
@@ -216,6 +225,18 @@ pub enum OAuthClientCommand {
         /// Grant types, by spaces or commas (default: authorization_code refresh_token).
         #[arg(long)]
         grant_types: Option<String>,
+    },
+    /// OAuth clients (never their secrets), of one partner or all: {"oauth_clients":
+    /// [{"client_id", "partner", "name", "public", "redirect_uris", "scopes", "grant_types",
+    /// "created_at", "disabled_at"}]}.
+    List {
+        #[arg(long)]
+        partner: Option<String>,
+    },
+    /// Disable an OAuth client; its tokens stop working at once: {"client_id", "active": false}.
+    Disable {
+        #[arg(long)]
+        id: uuid::Uuid,
     },
 }
 

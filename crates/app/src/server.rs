@@ -9,7 +9,6 @@ use actix_web::rt::net::TcpStream;
 use actix_web::web;
 use anyhow::Context as _;
 use deckhand_domain::Services;
-use deckhand_domain::events::PRUNE_BATCH;
 use deckhand_http::connection::EnvelopedIo;
 use deckhand_http::{HttpConfig, HttpState};
 
@@ -56,33 +55,36 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         .context("the HTTP server failed")
 }
 
-/// How often expired pageview records are deleted.
-const VIEW_PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
+/// How often each instance runs a prune round.
+const PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+/// Records one batch deletes: small, so a batch holds its row locks for milliseconds.
+const PRUNE_BATCH: u32 = 500;
+/// Batches per job and round: what is left over waits a minute, so a backlog (after downtime,
+/// say) drains without one round monopolising a connection.
+const PRUNE_BATCHES_PER_ROUND: u32 = 20;
 
-/// Deletes view records older than the dedupe window and events past retention, every few
-/// minutes, for the life of the server. A failure is logged and retried at the next tick.
+/// Runs a prune round (`deckhand_domain::pruning`) every minute for the life of the server, on
+/// every instance: batches skip rows others hold (`FOR UPDATE SKIP LOCKED`), so instances
+/// never wait on each other or on requests. A failed job is logged and tried next round.
 fn spawn_pruning(services: Services) {
     actix_web::rt::spawn(async move {
-        let mut ticks = actix_web::rt::time::interval(VIEW_PRUNING_INTERVAL);
+        let mut ticks = actix_web::rt::time::interval(PRUNING_INTERVAL);
         loop {
             ticks.tick().await;
-            match services.decks.prune_views().await {
-                Ok(deleted) => tracing::debug!(deleted, "pruned expired pageview records"),
-                Err(error) => tracing::warn!(
-                    error = format!("{error:#}"),
-                    "pruning pageview records failed"
-                ),
-            }
-            // Events past retention, a batch at a time until none is left.
-            loop {
-                match services.events.prune_batch().await {
-                    Ok(deleted) if deleted >= u64::from(PRUNE_BATCH) => continue,
-                    Ok(deleted) => tracing::debug!(deleted, "pruned events past retention"),
-                    Err(error) => {
-                        tracing::warn!(error = format!("{error:#}"), "pruning events failed")
-                    }
+            let round = services
+                .pruning
+                .prune_round(PRUNE_BATCH, PRUNE_BATCHES_PER_ROUND)
+                .await;
+            for pruned in round {
+                match pruned.deleted {
+                    Ok(0) => {}
+                    Ok(deleted) => tracing::debug!(job = pruned.name, deleted, "pruned"),
+                    Err(error) => tracing::warn!(
+                        job = pruned.name,
+                        error = format!("{error:#}"),
+                        "pruning failed"
+                    ),
                 }
-                break;
             }
         }
     });

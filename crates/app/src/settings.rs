@@ -8,7 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, ValueEnum};
 use deckhand_domain::decks::{DEFAULT_SOURCE_PROVIDERS, DeckPolicy};
-use deckhand_domain::oauth::OAuthPolicy;
+use deckhand_domain::oauth::{OAuthPolicy, SignInThrottle};
 use deckhand_domain::settings::ServiceSettings;
 
 /// Where data lives.
@@ -22,6 +22,17 @@ pub struct StoreSettings {
     #[arg(long, env = "DECKHAND_DB_POOL_SIZE", default_value_t = 16,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_pool_size: u32,
+
+    /// Milliseconds one statement may run before PostgreSQL cancels it (then 503).
+    #[arg(long, env = "DECKHAND_DB_STATEMENT_TIMEOUT_MS", default_value_t = 15_000,
+          value_parser = clap::value_parser!(u32).range(100..=600_000))]
+    pub db_statement_timeout_ms: u32,
+}
+
+impl StoreSettings {
+    pub fn statement_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.db_statement_timeout_ms))
+    }
 }
 
 /// Settings of `deckhand serve`.
@@ -53,6 +64,11 @@ pub struct ServeSettings {
     #[arg(long, env = "DECKHAND_REFRESH_TOKEN_TTL_SECS", default_value_t = 2_592_000,
           value_parser = clap::value_parser!(u32).range(3600..=31_536_000))]
     pub refresh_token_ttl_secs: u32,
+
+    /// The first delay of sign-in throttling, doubled with each further failure up to 15 min.
+    #[arg(long, env = "DECKHAND_SIGN_IN_DELAY_SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=900))]
+    pub sign_in_delay_secs: u32,
 
     #[arg(long, env = "DECKHAND_PAGEVIEW_DEDUPE_SECS", default_value_t = 3600,
           value_parser = clap::value_parser!(u32).range(1..=604_800))]
@@ -161,6 +177,10 @@ impl ServeSettings {
             access_token_ttl: time::Duration::seconds(i64::from(self.access_token_ttl_secs)),
             auth_code_ttl: time::Duration::seconds(i64::from(self.auth_code_ttl_secs)),
             refresh_token_ttl: time::Duration::seconds(i64::from(self.refresh_token_ttl_secs)),
+            sign_in: SignInThrottle {
+                first_delay: time::Duration::seconds(i64::from(self.sign_in_delay_secs)),
+                ..SignInThrottle::default()
+            },
             ..OAuthPolicy::default()
         };
         settings.event_retention = time::Duration::days(i64::from(self.event_retention_days));

@@ -15,9 +15,13 @@ pub async fn open(settings: &StoreSettings, migrate: bool) -> anyhow::Result<Rep
                     .await
                     .context("applying database migrations")?;
             }
-            let pool = deckhand_postgres::connect(url, settings.db_pool_size as usize)
-                .await
-                .context("connecting to PostgreSQL")?;
+            let pool = deckhand_postgres::connect_with_timeout(
+                url,
+                settings.db_pool_size as usize,
+                settings.statement_timeout(),
+            )
+            .await
+            .context("connecting to PostgreSQL")?;
             Ok(deckhand_postgres::repositories(pool))
         }
         None => Ok(deckhand_memory::repositories()),

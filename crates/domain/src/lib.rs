@@ -17,6 +17,7 @@ pub mod likes;
 pub mod oauth;
 pub mod patch;
 pub mod ports;
+pub mod pruning;
 pub mod readable;
 pub mod services;
 pub mod settings;

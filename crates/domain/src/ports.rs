@@ -15,6 +15,7 @@ pub use crate::identity::ports::{
     ApiKeyRepository, PartnerRepository, PatRepository, SignatureReplayRepository, UserRepository,
 };
 pub use crate::oauth::ports::OAuthRepository;
+pub use crate::pruning::{Kept, PruneBatch, PruneJob};
 pub use crate::sideboards::ports::SideboardGuideRepository;
 pub use crate::system::{
     Clock, FixedClock, IdGenerator, InlinePasswordVerifier, PasswordVerifier, PoolStatus, Random,
@@ -40,4 +41,6 @@ pub struct Repositories {
     pub catalog: Arc<dyn CatalogRepository>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
     pub events: Arc<dyn EventRepository>,
+    /// What the store prunes, one job per kind of record (see [`crate::pruning`]).
+    pub prune_jobs: Vec<PruneJob>,
 }

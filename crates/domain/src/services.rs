@@ -13,6 +13,7 @@ use crate::idempotency::IdempotencyService;
 use crate::identity::{IdentityRepositories, IdentityService};
 use crate::oauth::OAuthService;
 use crate::ports::Repositories;
+use crate::pruning::{PruneService, Retention};
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
 use crate::system::{StoreHealth, SystemPorts};
@@ -30,6 +31,8 @@ pub struct Services {
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
     pub events: EventService,
+    /// Deletes what no longer matters, in small batches (run on a timer by every instance).
+    pub pruning: PruneService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -51,6 +54,7 @@ impl Services {
             catalog,
             idempotency_keys,
             events,
+            prune_jobs,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -89,6 +93,15 @@ impl Services {
             ),
             sideboard_guides: SideboardGuideService::new(sideboard_guides, decks, system.clone()),
             idempotency: IdempotencyService::new(idempotency_keys, system.clone()),
+            pruning: PruneService::new(
+                prune_jobs,
+                system.clock.clone(),
+                Retention {
+                    pageview_window: settings.deck_policy.pageview_window,
+                    sign_in_window: settings.oauth.sign_in.window,
+                    event_retention: settings.event_retention,
+                },
+            ),
             export: ExportService::new(deck_service.clone(), catalog.clone()),
             formats: FormatService::new(
                 catalog.clone(),
@@ -97,7 +110,7 @@ impl Services {
                 system.clone(),
             ),
             decks: deck_service,
-            events: EventService::new(events, system.clock.clone(), settings.event_retention),
+            events: EventService::new(events, system.clock.clone()),
             catalog,
             health,
             system,

@@ -304,15 +304,6 @@ impl DeckRepository for MemoryDecks {
         Ok(true)
     }
 
-    #[tracing::instrument(level = "debug", skip_all)]
-    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
-        let mut state = self.0.lock();
-        let views = &mut state.decks.views;
-        let count = views.len();
-        views.retain(|_, counted_at| *counted_at >= before);
-        Ok((count - views.len()) as u64)
-    }
-
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
         Ok(self.0.lock().decks.guides.get(&deck).cloned())
@@ -360,4 +351,10 @@ impl DeckRepository for MemoryDecks {
         }
         Ok(deleted)
     }
+}
+
+pub(crate) fn prune_views(state: &mut crate::State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.decks.views, limit, |counted_at| {
+        *counted_at <= before
+    })
 }

@@ -91,3 +91,9 @@ impl IdempotencyRepository for MemoryIdempotencyKeys {
         Ok(())
     }
 }
+
+pub(crate) fn prune_keys(state: &mut crate::State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.idempotency.keys, limit, |record| {
+        record.expires_at <= before
+    })
+}

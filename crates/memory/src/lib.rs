@@ -21,7 +21,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use deckhand_domain::ports::Repositories;
+use deckhand_domain::events::ports::{EventRepository, PastRetention};
+use deckhand_domain::ports::{Kept, PruneBatch, PruneJob, Repositories};
 use time::OffsetDateTime;
 
 /// Everything stored, one map per table.
@@ -67,6 +68,11 @@ impl<K> Default for ReplayRecords<K> {
 }
 
 impl<K: Eq + Hash + Clone> ReplayRecords<K> {
+    /// Forgets at most `limit` records expired at `before`.
+    fn prune(&mut self, before: OffsetDateTime, limit: u32) -> u64 {
+        prune_map(&mut self.live, limit, |expiry| *expiry <= before)
+    }
+
     /// Records `key` until `expires_at`: true when it was not recorded (or only by a record
     /// expired at `now`), false for a replay.
     fn record_once(&mut self, key: K, now: OffsetDateTime, expires_at: OffsetDateTime) -> bool {
@@ -101,9 +107,78 @@ fn set_like<K: Eq + Hash>(likes: &mut HashSet<K>, like: K, liked: bool, count: &
     }
 }
 
+/// Removes at most `limit` entries of `map` that are `dead`; returns how many.
+fn prune_map<K: Eq + Hash + Clone, V>(
+    map: &mut HashMap<K, V>,
+    limit: u32,
+    dead: impl Fn(&V) -> bool,
+) -> u64 {
+    let keys: Vec<K> = map
+        .iter()
+        .filter(|(_, value)| dead(value))
+        .map(|(key, _)| key.clone())
+        .take(usize::try_from(limit).unwrap_or(usize::MAX))
+        .collect();
+    for key in &keys {
+        map.remove(key);
+    }
+    keys.len() as u64
+}
+
+/// A prune of one table: a batch under the store's lock.
+type Prune = fn(&mut State, OffsetDateTime, u32) -> u64;
+
+struct MemoryPrune {
+    store: Store,
+    prune: Prune,
+}
+
+#[async_trait::async_trait]
+impl PruneBatch for MemoryPrune {
+    async fn prune_batch(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
+        Ok((self.prune)(&mut self.store.lock(), before, limit))
+    }
+}
+
+/// What the store prunes: the same jobs as PostgreSQL's (`deckhand_postgres::pruning`).
+#[rustfmt::skip]
+fn prune_jobs(store: &Store) -> Vec<PruneJob> {
+    let job = |name: &'static str, kept: Kept, prune: Prune| {
+        PruneJob::new(
+            name,
+            kept,
+            MemoryPrune {
+                store: store.clone(),
+                prune,
+            },
+        )
+    };
+    vec![
+        job("authorization codes", Kept::UntilExpiry, oauth::prune_codes),
+        job("sign-in sessions", Kept::UntilExpiry, oauth::prune_sessions),
+        job("expired access tokens", Kept::AfterExpiry, oauth::prune_expired_access_tokens),
+        job("revoked access tokens", Kept::AfterRevocation, oauth::prune_revoked_access_tokens),
+        job("expired refresh tokens", Kept::UntilExpiry, oauth::prune_expired_refresh_tokens),
+        job("refresh tokens of revoked grants", Kept::AfterRevocation, oauth::prune_revoked_refresh_tokens),
+        job("grants without tokens", Kept::UntilExpiry, oauth::prune_grants_without_tokens),
+        job("DPoP proof ids", Kept::UntilExpiry, oauth::prune_dpop_proofs),
+        job("sign-in failures", Kept::SignInWindow, oauth::prune_sign_in_failures),
+        job("signature replays", Kept::UntilExpiry, partners::prune_signature_replays),
+        job("idempotency records", Kept::UntilExpiry, idempotency::prune_keys),
+        job("pageview dedupe", Kept::PageviewWindow, decks::prune_views),
+    ]
+}
+
 /// Every repository over one fresh, empty store.
 pub fn repositories() -> Repositories {
     let store = Store::default();
+    let events: Arc<dyn EventRepository> = Arc::new(events::MemoryEvents(store.clone()));
+    let mut prune_jobs = prune_jobs(&store);
+    prune_jobs.push(PruneJob::new(
+        "events",
+        Kept::EventRetention,
+        PastRetention(events.clone()),
+    ));
     Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
@@ -116,6 +191,7 @@ pub fn repositories() -> Repositories {
         health: Arc::new(health::MemoryHealth),
         catalog: Arc::new(catalog::MemoryCatalog(store.clone())),
         idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store.clone())),
-        events: Arc::new(events::MemoryEvents(store)),
+        events,
+        prune_jobs,
     }
 }

@@ -6,12 +6,13 @@ use std::collections::hash_map::Entry;
 
 use async_trait::async_trait;
 use deckhand_auth::TokenHash;
-use deckhand_domain::identity::{Partner, User};
+use deckhand_domain::identity::{Partner, PartnerSlug, User};
 use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, FailureCount, Grant, GrantId, OAuthClient,
+    RefreshToken, Session, ThrottleKey,
 };
 use time::OffsetDateTime;
 
@@ -27,6 +28,8 @@ pub(crate) struct Tables {
     sessions: HashMap<TokenHash, Session>,
     /// Spent DPoP proof ids by key thumbprint, until they expire.
     dpop_proofs: crate::ReplayRecords<(String, [u8; 32])>,
+    /// Failed sign-ins by throttle key (`ThrottleKey::stored`).
+    sign_in_failures: HashMap<String, FailureCount>,
 }
 
 pub(crate) struct MemoryOAuth(pub(crate) Store);
@@ -83,6 +86,30 @@ impl OAuthRepository for MemoryOAuth {
         };
         slot.insert(client.clone());
         Ok(())
+    }
+
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
+        let state = self.0.lock();
+        let mut clients: Vec<OAuthClient> = state
+            .oauth
+            .clients
+            .values()
+            .filter(|client| partner.as_ref().is_none_or(|slug| client.partner == *slug))
+            .cloned()
+            .collect();
+        clients.sort_by_key(|client| (client.created_at, client.id.0));
+        Ok(clients)
+    }
+
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>> {
+        Ok(self.0.lock().oauth.clients.get_mut(&id).map(|client| {
+            client.disabled_at.get_or_insert(at);
+            client.clone()
+        }))
     }
 
     async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>> {
@@ -242,4 +269,133 @@ impl OAuthRepository for MemoryOAuth {
             .ok_or_else(|| anyhow::anyhow!("a session has no user"))?;
         Ok(Some((session.clone(), user.clone())))
     }
+
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>> {
+        let state = self.0.lock();
+        Ok(keys
+            .iter()
+            .map(|key| state.oauth.sign_in_failures.get(&key.stored()).copied())
+            .collect())
+    }
+
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>> {
+        let mut state = self.0.lock();
+        Ok(keys
+            .iter()
+            .map(|key| {
+                let count =
+                    state
+                        .oauth
+                        .sign_in_failures
+                        .entry(key.stored())
+                        .or_insert(FailureCount {
+                            failures: 0,
+                            last_failure_at: now,
+                        });
+                if count.last_failure_at <= restart_before {
+                    count.failures = 0;
+                }
+                count.failures = count.failures.saturating_add(1);
+                count.last_failure_at = now;
+                *count
+            })
+            .collect())
+    }
+
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
+        self.0.lock().oauth.sign_in_failures.remove(&key.stored());
+        Ok(())
+    }
+}
+
+pub(crate) fn prune_codes(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.codes, limit, |code| {
+        code.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_sessions(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.sessions, limit, |session| {
+        session.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_expired_access_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.access_tokens, limit, |token| {
+        token.revoked_at.is_none() && token.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_revoked_access_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.access_tokens, limit, |token| {
+        token.revoked_at.is_some_and(|at| at <= before)
+    })
+}
+
+pub(crate) fn prune_expired_refresh_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    crate::prune_map(&mut state.oauth.refresh_tokens, limit, |token| {
+        token.expires_at <= before
+    })
+}
+
+pub(crate) fn prune_revoked_refresh_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    let tables = &mut state.oauth;
+    let grants = &tables.grants;
+    crate::prune_map(&mut tables.refresh_tokens, limit, |token| {
+        grants
+            .get(&token.grant_id)
+            .and_then(|grant| grant.revoked_at)
+            .is_some_and(|at| at <= before)
+    })
+}
+
+pub(crate) fn prune_grants_without_tokens(
+    state: &mut State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    let tables = &mut state.oauth;
+    let in_use: std::collections::HashSet<GrantId> = tables
+        .access_tokens
+        .values()
+        .map(|token| token.grant_id)
+        .chain(tables.refresh_tokens.values().map(|token| token.grant_id))
+        .collect();
+    crate::prune_map(&mut tables.grants, limit, |grant| {
+        grant.created_at <= before && !in_use.contains(&grant.id)
+    })
+}
+
+pub(crate) fn prune_dpop_proofs(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    state.oauth.dpop_proofs.prune(before, limit)
+}
+
+pub(crate) fn prune_sign_in_failures(state: &mut State, before: OffsetDateTime, limit: u32) -> u64 {
+    crate::prune_map(&mut state.oauth.sign_in_failures, limit, |count| {
+        count.last_failure_at <= before
+    })
 }

@@ -47,6 +47,13 @@ impl PartnerRepository for MemoryPartners {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
+    async fn list(&self) -> anyhow::Result<Vec<Partner>> {
+        let state = self.0.lock();
+        let mut partners: Vec<Partner> = state.partners.partners.values().cloned().collect();
+        partners.sort_by(|a, b| a.slug.as_str().cmp(b.slug.as_str()));
+        Ok(partners)
+    }
+
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         Ok(self.0.lock().partners.partners.get(slug).cloned())
     }
@@ -114,6 +121,19 @@ impl ApiKeyRepository for MemoryApiKeys {
             key.clone()
         }))
     }
+
+    async fn list(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>> {
+        let state = self.0.lock();
+        let mut keys: Vec<ApiKey> = state
+            .partners
+            .api_keys
+            .values()
+            .filter(|key| partner.as_ref().is_none_or(|slug| key.partner == *slug))
+            .cloned()
+            .collect();
+        keys.sort_by_key(|key| (key.created_at, key.id.0));
+        Ok(keys)
+    }
 }
 
 pub(crate) struct MemorySignatureReplays(pub(crate) Store);
@@ -134,4 +154,12 @@ impl SignatureReplayRepository for MemorySignatureReplays {
             expires_at,
         ))
     }
+}
+
+pub(crate) fn prune_signature_replays(
+    state: &mut crate::State,
+    before: OffsetDateTime,
+    limit: u32,
+) -> u64 {
+    state.partners.signature_replays.prune(before, limit)
 }

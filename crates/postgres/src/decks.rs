@@ -1287,18 +1287,6 @@ impl DeckRepository for PgDeckRepository {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64> {
-        use crate::schema::deck_views;
-        let mut conn = checkout(&self.pool).await?;
-        let deleted = diesel::delete(deck_views::table.filter(deck_views::counted_at.lt(before)))
-            .execute(&mut conn)
-            .await
-            .map_err(error::query)
-            .context("pruning deck views")?;
-        Ok(u64::try_from(deleted).unwrap_or(0))
-    }
-
-    #[tracing::instrument(level = "debug", skip(self))]
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>> {
         let mut conn = checkout(&self.pool).await?;
         let row: Option<GuideRow> = deck_guides::table

@@ -47,14 +47,15 @@ pub(crate) fn pool(error: PoolError) -> anyhow::Error {
     }
 }
 
-/// A failed statement: unavailable when the connection was lost under it, unexpected otherwise.
+/// A failed statement: unavailable when the connection was lost under it or the server
+/// cancelled it (a statement timeout), unexpected otherwise.
 pub(crate) fn query(error: DieselError) -> anyhow::Error {
     match error {
         DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
         ) => unavailable(error),
-        error if session_ended(&error) => unavailable(error),
+        error if session_ended(&error) || cancelled(&error) => unavailable(error),
         error => anyhow::Error::new(error),
     }
 }
@@ -67,11 +68,24 @@ pub(crate) fn query(error: DieselError) -> anyhow::Error {
 /// go by: every message of a session the server ends starts with these words (in the default,
 /// English, `lc_messages`; under another language such an error stays a 500).
 fn session_ended(error: &DieselError) -> bool {
-    const SESSION_ENDED: &str = "terminating connection ";
+    server_message_starts(error, "terminating connection ")
+}
+
+/// The server cancelled the statement (SQLSTATE 57014, `query_canceled`): `statement_timeout`
+/// or `lock_timeout` ran out, or an administrator's `pg_cancel_backend`. The session lives on
+/// and the transaction is rolled back, so a retry can succeed: an outage of the store as the
+/// caller sees it (an overloaded or locked database), not a defect of the request. Told, as
+/// [`session_ended`], by the server's message.
+fn cancelled(error: &DieselError) -> bool {
+    server_message_starts(error, "canceling statement due to ")
+}
+
+/// Whether `error` is an error the server reported, whose message starts with `words`.
+fn server_message_starts(error: &DieselError, words: &str) -> bool {
     matches!(
         error,
         DieselError::DatabaseError(DatabaseErrorKind::Unknown, info)
-            if info.message().starts_with(SESSION_ENDED)
+            if info.message().starts_with(words)
     )
 }
 
@@ -251,19 +265,19 @@ mod tests {
     }
 
     #[test]
-    fn a_session_the_server_ends_is_unavailable_but_other_unknown_errors_are_not() {
+    fn a_session_ended_or_a_statement_cancelled_is_unavailable_but_other_unknown_errors_are_not() {
         let unknown = |message: &str| {
             DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned()))
         };
         for message in [
             "terminating connection due to administrator command",
             "terminating connection because of crash of another server process",
+            "canceling statement due to statement timeout",
+            "canceling statement due to lock timeout",
+            "canceling statement due to user request",
         ] {
             assert!(is_store_unavailable(&query(unknown(message))), "{message}");
         }
-        assert!(!is_store_unavailable(&query(unknown(
-            "canceling statement due to statement timeout"
-        ))));
         assert!(!is_store_unavailable(&query(unknown(
             "invalid input syntax for type uuid: \"terminating connection \""
         ))));

@@ -22,6 +22,7 @@ mod oauth;
 mod partners;
 mod pats;
 mod pool;
+mod pruning;
 mod replays;
 mod rules;
 mod schema;
@@ -35,18 +36,26 @@ mod users;
 
 use std::sync::Arc;
 
-use deckhand_domain::ports::Repositories;
+use deckhand_domain::events::ports::{EventRepository, PastRetention};
+use deckhand_domain::ports::{Kept, PruneJob, Repositories};
 
 /// The resolution statements, for the test that pins their plans; the choice of where card
 /// lookups are answered, for the tests that hold both ways to the catalog contract.
 #[doc(hidden)]
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
-pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect};
+pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect, connect_with_timeout};
 
 /// Every repository over one pool.
 pub fn repositories(pool: Pool) -> Repositories {
     let pat_cache = pats::PatCache::new(pool.clone());
+    let events: Arc<dyn EventRepository> = Arc::new(events::PgEvents::new(pool.clone()));
+    let mut prune_jobs = pruning::jobs(&pool);
+    prune_jobs.push(PruneJob::new(
+        "events",
+        Kept::EventRetention,
+        PastRetention(events.clone()),
+    ));
     Repositories {
         users: Arc::new(users::PgUserRepository {
             pool: pool.clone(),
@@ -64,7 +73,8 @@ pub fn repositories(pool: Pool) -> Repositories {
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
         oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
-        events: Arc::new(events::PgEvents::new(pool.clone())),
+        events,
+        prune_jobs,
         health: Arc::new(health::PgHealth { pool }),
     }
 }

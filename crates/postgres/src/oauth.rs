@@ -11,11 +11,12 @@ use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens, OAuthRepository,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
-    RedirectUri, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, ClientKind, FailureCount, Grant, GrantId, GrantType,
+    OAuthClient, RedirectUri, RefreshToken, Session, ThrottleKey,
 };
 use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::sql_types::{Array, Integer, Text, Timestamptz};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -61,6 +62,7 @@ struct ClientRow {
     scopes: Vec<String>,
     grant_types: Vec<String>,
     created_at: OffsetDateTime,
+    disabled_at: Option<OffsetDateTime>,
 }
 
 impl ClientRow {
@@ -85,6 +87,7 @@ impl ClientRow {
                 .map(|kind| kind.as_str().to_owned())
                 .collect(),
             created_at: client.created_at,
+            disabled_at: client.disabled_at,
         }
     }
 
@@ -114,6 +117,7 @@ impl ClientRow {
                 .filter_map(|kind| GrantType::parse(kind))
                 .collect(),
             created_at: self.created_at,
+            disabled_at: self.disabled_at,
         })
     }
 }
@@ -349,6 +353,50 @@ impl OAuthRepository for PgOAuthRepository {
                 .context("inserting an OAuth client")
                 .into()),
         }
+    }
+
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
+        let mut conn = checkout(&self.pool).await?;
+        let mut query = clients::table
+            .select(ClientRow::as_select())
+            .order((clients::created_at, clients::id))
+            .into_boxed();
+        if let Some(partner) = partner {
+            query = query.filter(clients::partner_slug.eq(partner.as_str().to_owned()));
+        }
+        let rows: Vec<ClientRow> = query
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("listing OAuth clients")?;
+        rows.into_iter().map(ClientRow::into_domain).collect()
+    }
+
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>> {
+        let mut conn = checkout(&self.pool).await?;
+        // COALESCE in the statement keeps a first disabling time without a read first.
+        diesel::update(clients::table.find(id.0))
+            .set(
+                clients::disabled_at.eq(
+                    diesel::dsl::sql::<diesel::sql_types::Nullable<Timestamptz>>(
+                        "COALESCE(disabled_at, ",
+                    )
+                    .bind::<Timestamptz, _>(at)
+                    .sql(")"),
+                ),
+            )
+            .returning(ClientRow::as_returning())
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(error::query)
+            .context("disabling an OAuth client")?
+            .map(ClientRow::into_domain)
+            .transpose()
     }
 
     async fn find_client(
@@ -607,5 +655,95 @@ impl OAuthRepository for PgOAuthRepository {
                 ))
             })
             .transpose()
+    }
+
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>> {
+        let stored: Vec<String> = keys.iter().map(ThrottleKey::stored).collect();
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<FailureRow> = diesel::sql_query(
+            "SELECT key, failures, last_failure_at FROM sign_in_failures WHERE key = ANY ($1)",
+        )
+        .bind::<Array<Text>, _>(&stored)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("reading failed sign-ins")?;
+        Ok(stored
+            .iter()
+            .map(|key| {
+                rows.iter()
+                    .find(|row| row.key == *key)
+                    .map(FailureRow::count)
+            })
+            .collect())
+    }
+
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>> {
+        let stored: Vec<String> = keys.iter().map(ThrottleKey::stored).collect();
+        let mut conn = checkout(&self.pool).await?;
+        // One statement: concurrent failures on other instances each add theirs.
+        let rows: Vec<FailureRow> = diesel::sql_query(
+            "INSERT INTO sign_in_failures AS counted (key, failures, last_failure_at)
+             SELECT key, 1, $2 FROM unnest($1::text[]) AS key
+             ON CONFLICT (key) DO UPDATE SET
+                 failures = CASE WHEN counted.last_failure_at <= $3 THEN 1
+                                 ELSE counted.failures + 1 END,
+                 last_failure_at = EXCLUDED.last_failure_at
+             RETURNING key, failures, last_failure_at",
+        )
+        .bind::<Array<Text>, _>(&stored)
+        .bind::<Timestamptz, _>(now)
+        .bind::<Timestamptz, _>(restart_before)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("counting a failed sign-in")?;
+        stored
+            .iter()
+            .map(|key| {
+                rows.iter()
+                    .find(|row| row.key == *key)
+                    .map(FailureRow::count)
+                    .with_context(|| format!("no count returned for {key}"))
+            })
+            .collect()
+    }
+
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        diesel::sql_query("DELETE FROM sign_in_failures WHERE key = $1")
+            .bind::<Text, _>(key.stored())
+            .execute(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("forgetting failed sign-ins")?;
+        Ok(())
+    }
+}
+
+#[derive(QueryableByName)]
+struct FailureRow {
+    #[diesel(sql_type = Text)]
+    key: String,
+    #[diesel(sql_type = Integer)]
+    failures: i32,
+    #[diesel(sql_type = Timestamptz)]
+    last_failure_at: OffsetDateTime,
+}
+
+impl FailureRow {
+    fn count(&self) -> FailureCount {
+        FailureCount {
+            failures: u32::try_from(self.failures).unwrap_or(0),
+            last_failure_at: self.last_failure_at,
+        }
     }
 }

@@ -151,6 +151,19 @@ impl PartnerRepository for PgPartnerRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
+    async fn list(&self) -> anyhow::Result<Vec<Partner>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<PartnerRow> = partners::table
+            .select(PartnerRow::as_select())
+            .order(partners::slug)
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("listing partners")?;
+        rows.into_iter().map(PartnerRow::into_domain).collect()
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         let mut conn = checkout(&self.pool).await?;
         find_partner(&mut conn, slug)
@@ -237,6 +250,24 @@ impl ApiKeyRepository for PgApiKeyRepository {
             .context("revoking an API key")?
             .map(ApiKeyRow::into_domain)
             .transpose()
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn list(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>> {
+        let mut conn = checkout(&self.pool).await?;
+        let mut query = keys::table
+            .select(ApiKeyRow::as_select())
+            .order((keys::created_at, keys::id))
+            .into_boxed();
+        if let Some(partner) = partner {
+            query = query.filter(keys::partner_slug.eq(partner.as_str().to_owned()));
+        }
+        let rows: Vec<ApiKeyRow> = query
+            .load(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("listing API keys")?;
+        rows.into_iter().map(ApiKeyRow::into_domain).collect()
     }
 }
 

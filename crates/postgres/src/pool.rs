@@ -20,12 +20,20 @@ pub type Pool = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnectio
 /// idle one. Short, so that with PostgreSQL down a request fails fast (a 503) instead of hanging.
 pub const POOL_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The longest any statement made through the pool may run. No request of a public API should
-/// come near it; it stops a runaway query from holding a connection indefinitely.
+/// The longest any statement made through the pool may run unless the operator sets another
+/// (`DECKHAND_DB_STATEMENT_TIMEOUT_MS`). No request of a public API should come near it; it
+/// stops a runaway query from holding a connection indefinitely. A statement it cuts off is
+/// an outage to the caller (503 with `Retry-After`, `error::query`), not a bug.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A pool of at most `pool_size` connections to `database_url`, each with
-/// [`STATEMENT_TIMEOUT`] (which overrides a `statement_timeout` given in the URL's `options`).
+/// [`STATEMENT_TIMEOUT`]: [`connect_with_timeout`] with the default.
+pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Pool> {
+    connect_with_timeout(database_url, pool_size, STATEMENT_TIMEOUT).await
+}
+
+/// A pool of at most `pool_size` connections to `database_url`, each with `statement_timeout`
+/// (which overrides a `statement_timeout` given in the URL's `options`).
 ///
 /// No connection is made here, so the service can start while PostgreSQL is down and report it
 /// through `StoreHealth`. A checkout costs no round trip (`RecyclingMethod::Fast`): an idle
@@ -33,10 +41,19 @@ pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
 /// closed it (a restart, `pg_terminate_backend`) or a statement on it failed at the protocol
 /// level, so connections broken by a PostgreSQL restart are still replaced without restarting
 /// the service. The verifying `SELECT 1` it replaces was one extra round trip per checkout.
-pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Pool> {
+pub async fn connect_with_timeout(
+    database_url: &str,
+    pool_size: usize,
+    statement_timeout: Duration,
+) -> anyhow::Result<Pool> {
+    anyhow::ensure!(
+        !statement_timeout.is_zero(),
+        "a statement timeout of 0 would turn the limit off"
+    );
+    let timeout_ms = statement_timeout.as_millis();
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
-    config.custom_setup = Box::new(establish);
+    config.custom_setup = Box::new(move |url| establish(url, timeout_ms));
     let manager =
         AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
     let pool = Pool::builder(manager)
@@ -52,10 +69,9 @@ pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Poo
 type SetupFuture<'a> =
     Pin<Box<dyn Future<Output = ConnectionResult<AsyncPgConnection>> + Send + 'a>>;
 
-fn establish(database_url: &str) -> SetupFuture<'_> {
+fn establish(database_url: &str, timeout_ms: u128) -> SetupFuture<'_> {
     Box::pin(async move {
         let mut conn = AsyncPgConnection::establish(database_url).await?;
-        let timeout_ms = STATEMENT_TIMEOUT.as_millis();
         conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
             .await
             .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;

@@ -292,6 +292,7 @@ diesel::table! {
         scopes -> Array<Text>,
         grant_types -> Array<Text>,
         created_at -> Timestamptz,
+        disabled_at -> Nullable<Timestamptz>,
     }
 }
 

@@ -14,6 +14,7 @@ use deckhand::cli::{Cli, Command};
 use deckhand::server::ServerOptions;
 pub use deckhand::settings::ConnectionLimits;
 use deckhand_domain::Services;
+use deckhand_domain::oauth::OAuthPolicy;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
 use deckhand_http::HttpConfig;
 use serde_json::Value;
@@ -31,6 +32,8 @@ pub struct TestApp {
     server: ServerHandle,
     /// The PostgreSQL URL of the store, for [`TestApp::another_instance`].
     database_url: Option<String>,
+    /// The OAuth policy the builder set, which [`TestApp::another_instance`] shares.
+    oauth: Option<OAuthPolicy>,
     // Dropped after the server handle is told to stop; keeps the schema alive until then.
     _db: Option<TestDb>,
 }
@@ -50,9 +53,23 @@ pub struct TestAppBuilder {
     rate_limits: Option<BTreeMap<String, u32>>,
     public_url: Option<String>,
     limits: ConnectionLimits,
+    oauth: Option<OAuthPolicy>,
+    statement_timeout: std::time::Duration,
 }
 
 impl TestAppBuilder {
+    /// How long one PostgreSQL statement may run (default: `deckhand serve`'s).
+    pub fn statement_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.statement_timeout = timeout;
+        self
+    }
+
+    /// The OAuth server's lifetimes and sign-in throttling (default: the contract's).
+    pub fn oauth_policy(mut self, policy: OAuthPolicy) -> Self {
+        self.oauth = Some(policy);
+        self
+    }
+
     /// Timeouts and connection limits (default: `deckhand serve`'s).
     pub fn limits(mut self, limits: ConnectionLimits) -> Self {
         self.limits = limits;
@@ -88,13 +105,20 @@ impl TestAppBuilder {
             Store::Postgres => {
                 let db = TestDb::new().await;
                 let url = db.url().to_owned();
-                (db.repositories(), Some(db), Some(url))
+                let repositories = if self.statement_timeout == deckhand_postgres::STATEMENT_TIMEOUT
+                {
+                    db.repositories()
+                } else {
+                    postgres_repositories(&url, self.statement_timeout).await
+                };
+                (repositories, Some(db), Some(url))
             }
             Store::PostgresAt(url) => {
                 deckhand_postgres::run_migrations(&url)
                     .await
                     .expect("migrate the database");
-                (postgres_repositories(&url).await, None, Some(url))
+                let repositories = postgres_repositories(&url, self.statement_timeout).await;
+                (repositories, None, Some(url))
             }
         };
         let mut system = deckhand::passwords::server_system_ports();
@@ -107,6 +131,7 @@ impl TestAppBuilder {
             self.rate_limits,
             self.public_url,
             self.limits,
+            self.oauth,
             db,
         );
         app.database_url = database_url;
@@ -126,6 +151,8 @@ impl TestApp {
             rate_limits: Some(HttpConfig::default_rate_limits()),
             public_url: None,
             limits: ConnectionLimits::default(),
+            oauth: None,
+            statement_timeout: deckhand_postgres::STATEMENT_TIMEOUT,
         }
     }
 
@@ -143,13 +170,17 @@ impl TestApp {
         rate_limits: Option<BTreeMap<String, u32>>,
         public_url: Option<String>,
         limits: ConnectionLimits,
+        oauth: Option<OAuthPolicy>,
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
         let public_url = public_url.unwrap_or_else(|| base_url.clone());
-        let settings = deckhand::service_settings(None).expect("a random secret key");
+        let mut settings = deckhand::service_settings(None).expect("a random secret key");
+        if let Some(oauth) = oauth {
+            settings.oauth = oauth;
+        }
         let services = Services::new(repositories, system, settings);
         let config = HttpConfig {
             rate_limits,
@@ -175,6 +206,7 @@ impl TestApp {
             services,
             server: handle,
             database_url: None,
+            oauth,
             _db: db,
         }
     }
@@ -191,13 +223,14 @@ impl TestApp {
             .database_url
             .clone()
             .expect("a second instance needs a PostgreSQL store");
-        let repositories = postgres_repositories(&url).await;
+        let repositories = postgres_repositories(&url, deckhand_postgres::STATEMENT_TIMEOUT).await;
         let mut app = TestApp::serve(
             repositories,
             deckhand::passwords::server_system_ports(),
             Some(HttpConfig::default_rate_limits()),
             Some(self.public_url.clone()),
             ConnectionLimits::default(),
+            self.oauth,
             None,
         );
         app.database_url = Some(url);
@@ -244,8 +277,8 @@ impl TestApp {
     }
 }
 
-async fn postgres_repositories(url: &str) -> Repositories {
-    let pool = deckhand_postgres::connect(url, 4)
+async fn postgres_repositories(url: &str, statement_timeout: std::time::Duration) -> Repositories {
+    let pool = deckhand_postgres::connect_with_timeout(url, 4, statement_timeout)
         .await
         .expect("connect a pool");
     deckhand_postgres::repositories(pool)

@@ -29,8 +29,8 @@ use deckhand_domain::oauth::ports::{
     CodeRedemption, GrantContext, InsertClientError, IssuedTokens,
 };
 use deckhand_domain::oauth::{
-    AccessToken, AuthorizationCode, ClientId, ClientKind, Grant, GrantId, GrantType, OAuthClient,
-    RedirectUri, RefreshToken, Session,
+    AccessToken, AuthorizationCode, ClientId, ClientKind, FailureCount, Grant, GrantId, GrantType,
+    OAuthClient, RedirectUri, RefreshToken, Session, ThrottleKey,
 };
 use deckhand_domain::ports::Repositories;
 use deckhand_domain::sideboards::ports::{
@@ -122,7 +122,7 @@ macro_rules! repository_contract_suite {
             list_items_carry_what_lists_show,
             a_deck_overview_is_the_deck_without_its_cards,
             list_totals_follow_the_stores_own_writes,
-            old_view_records_are_pruned,
+            every_kind_of_record_is_pruned_after_its_time_in_small_batches,
             a_guide_is_created_replaced_and_deleted_with_has_guide,
             partners_round_trip_every_field,
             a_taken_partner_slug_is_refused,
@@ -149,6 +149,7 @@ macro_rules! repository_contract_suite {
             revoking_an_access_token_leaves_its_grant,
             tokens_come_back_with_the_current_state_of_user_and_partner,
             sessions_round_trip_with_their_user,
+            failed_sign_ins_are_counted_restarted_and_forgotten_per_key,
             a_bound_grant_keeps_its_key_thumbprint,
             a_dpop_proof_id_is_recorded_once_per_key,
             an_expired_dpop_proof_id_is_taken_over,
@@ -1706,44 +1707,6 @@ pub async fn list_totals_follow_the_stores_own_writes(repos: &Repositories) -> O
     Ok(())
 }
 
-pub async fn old_view_records_are_pruned(repos: &Repositories) -> Outcome {
-    let alice = user("alice");
-    repos.users.insert(&alice).await?;
-    let new = deck(&alice, "Viewed");
-    repos.decks.insert(&new).await?;
-    let hour = time::Duration::hours(1);
-    let at = datetime!(2026-06-01 12:00 UTC);
-    repos
-        .decks
-        .count_view(new.id, &anyone(), &[1; 32], at, hour, 0.0)
-        .await?;
-    repos
-        .decks
-        .count_view(new.id, &anyone(), &[2; 32], at + hour, hour, 0.0)
-        .await?;
-    assert_eq!(
-        repos
-            .decks
-            .prune_views(at + time::Duration::minutes(30))
-            .await?,
-        1
-    );
-    // The pruned visitor counts again; the kept one is still inside its window.
-    let again = repos
-        .decks
-        .count_view(new.id, &anyone(), &[1; 32], at + hour, hour, 0.0)
-        .await?
-        .context("a visible deck")?;
-    assert!(again.incremented);
-    let kept = repos
-        .decks
-        .count_view(new.id, &anyone(), &[2; 32], at + hour, hour, 0.0)
-        .await?
-        .context("a visible deck")?;
-    assert!(!kept.incremented);
-    Ok(())
-}
-
 pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
     repos: &Repositories,
 ) -> Outcome {
@@ -2716,6 +2679,7 @@ fn oauth_client_for(partner: &Partner, public: bool) -> OAuthClient {
         scopes: Scopes::from_iter([Scope::DecksRead, Scope::DecksWrite]),
         grant_types: GrantType::ALL.into_iter().collect(),
         created_at: now(),
+        disabled_at: None,
     }
 }
 
@@ -3793,4 +3757,176 @@ mod tests {
             );
         }
     }
+}
+
+pub async fn failed_sign_ins_are_counted_restarted_and_forgotten_per_key(
+    repos: &Repositories,
+) -> Outcome {
+    let at = datetime!(2026-06-01 12:00 UTC);
+    let minute = time::Duration::minutes(1);
+    let alice = ThrottleKey::Username("alice".into());
+    let ip = ThrottleKey::Ip("2001:db8::/64".into());
+    let both = [alice.clone(), ip.clone()];
+    assert_eq!(repos.oauth.sign_in_failures(&both).await?, [None, None]);
+    let count = |failures, last_failure_at| FailureCount {
+        failures,
+        last_failure_at,
+    };
+    let counted = repos
+        .oauth
+        .record_sign_in_failure(&both, at, at - 15 * minute)
+        .await?;
+    assert_eq!(counted, [count(1, at), count(1, at)]);
+    let counted = repos
+        .oauth
+        .record_sign_in_failure(std::slice::from_ref(&ip), at + minute, at - 14 * minute)
+        .await?;
+    assert_eq!(counted, [count(2, at + minute)]);
+    // A count last failed at or before the restart point starts again.
+    let later = at + 20 * minute;
+    let counted = repos.oauth.record_sign_in_failure(&both, later, at).await?;
+    assert_eq!(counted, [count(1, later), count(3, later)]);
+    repos.oauth.clear_sign_in_failures(&alice).await?;
+    assert_eq!(
+        repos.oauth.sign_in_failures(&both).await?,
+        [None, Some(count(3, later))]
+    );
+    Ok(())
+}
+
+/// The prune jobs of the store (contract §7) with short lifetimes: each kind of record goes
+/// when its time has passed, in batches of two, and not before; then nothing is left to prune.
+pub async fn every_kind_of_record_is_pruned_after_its_time_in_small_batches(
+    repos: &Repositories,
+) -> Outcome {
+    use deckhand_domain::ports::{Clock as _, FixedClock};
+    use deckhand_domain::pruning::{PruneService, Retention};
+    use std::collections::BTreeMap;
+
+    let start = now();
+    let minute = time::Duration::minutes(1);
+    let (alice, acme, client) = oauth_setup(repos).await?;
+    let mut grants = Vec::new();
+    for _ in 0..3 {
+        grants.push(started_grant(repos, &client, &alice).await?);
+    }
+    let revoked = grants[0].1.access.token_hash;
+    repos.oauth.revoke_access_token(&revoked, start).await?;
+    repos.oauth.revoke_grant(grants[1].0.id, start).await?;
+    repos
+        .oauth
+        .insert_session(&Session {
+            token_hash: TokenHash::of("session"),
+            user_id: alice.id,
+            created_at: start,
+            expires_at: start + 12 * 60 * minute,
+        })
+        .await?;
+    for n in 0..3_u8 {
+        let five = start + 5 * minute;
+        repos
+            .oauth
+            .record_dpop_proof_once("jkt", &[n; 32], start, five)
+            .await?;
+        repos
+            .signature_replays
+            .record_signature_once(&acme.slug, &[n; 32], start, five)
+            .await?;
+    }
+    repos
+        .oauth
+        .record_sign_in_failure(&[ThrottleKey::Username("alice".into())], start, start)
+        .await?;
+    repos
+        .idempotency_keys
+        .claim(&claim_request(&key_claim("user:a", "k"), b"{}", start))
+        .await?;
+    let viewed = deck(&alice, "Viewed");
+    repos.decks.insert(&viewed).await?;
+    for n in 0..3_u8 {
+        repos
+            .decks
+            .count_view(viewed.id, &anyone(), &[n; 32], start, 60 * minute, 0.0)
+            .await?;
+    }
+
+    let clock = std::sync::Arc::new(FixedClock::at(start));
+    let pruning = PruneService::new(
+        repos.prune_jobs.clone(),
+        clock.clone(),
+        Retention {
+            pageview_window: 60 * minute,
+            sign_in_window: 15 * minute,
+            event_retention: 30 * 24 * 60 * minute,
+        },
+    );
+    let round = || async {
+        let mut deleted = BTreeMap::new();
+        for pruned in pruning.prune_round(2, 100).await {
+            let rows = pruned.deleted?;
+            if rows > 0 {
+                deleted.insert(pruned.name, rows);
+            }
+        }
+        anyhow::Ok(deleted)
+    };
+    // Nothing is dead yet.
+    assert_eq!(round().await?, BTreeMap::new());
+
+    // Two hours on: codes, proof ids, signature replays, sign-in failures and pageview rows are
+    // past their time; expired and revoked tokens are kept a week.
+    clock.advance(120 * minute);
+    let expected = BTreeMap::from([
+        ("DPoP proof ids", 3),
+        ("authorization codes", 3),
+        ("pageview dedupe", 3),
+        ("sign-in failures", 1),
+        ("signature replays", 3),
+    ]);
+    assert_eq!(round().await?, expected);
+    assert!(repos.oauth.find_access_token(&revoked).await?.is_some());
+    let refresh = refresh_of(&grants[2].1)?.token_hash;
+    assert!(repos.oauth.find_refresh_token(&refresh).await?.is_some());
+    // The dedupe window is over for the pruned visitors: they count again.
+    let again = repos
+        .decks
+        .count_view(
+            viewed.id,
+            &anyone(),
+            &[0; 32],
+            clock.now(),
+            60 * minute,
+            0.0,
+        )
+        .await?
+        .context("a visible deck")?;
+    assert!(again.incremented);
+
+    // Eight days on: the revoked token and the revoked grant's refresh token, the session and
+    // the idempotency record go; the grants whose tokens are all gone go with them.
+    clock.advance(8 * 24 * 60 * minute);
+    let expected = BTreeMap::from([
+        ("expired access tokens", 2),
+        ("grants without tokens", 1),
+        ("idempotency records", 1),
+        ("pageview dedupe", 1),
+        ("refresh tokens of revoked grants", 1),
+        ("revoked access tokens", 1),
+        ("sign-in sessions", 1),
+    ]);
+    assert_eq!(round().await?, expected);
+    assert!(repos.oauth.find_refresh_token(&refresh).await?.is_some());
+
+    // A month on the last refresh tokens expire, and their grants go after them; the deck's
+    // event is past the 30 days of retention.
+    clock.advance(30 * 24 * 60 * minute);
+    let expected = BTreeMap::from([
+        ("events", 1),
+        ("expired refresh tokens", 2),
+        ("grants without tokens", 2),
+    ]);
+    assert_eq!(round().await?, expected);
+    assert!(repos.oauth.find_refresh_token(&refresh).await?.is_none());
+    assert_eq!(round().await?, BTreeMap::new());
+    Ok(())
 }

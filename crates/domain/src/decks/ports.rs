@@ -192,9 +192,6 @@ pub trait DeckRepository: Send + Sync {
         at: OffsetDateTime,
     ) -> anyhow::Result<bool>;
 
-    /// Deletes view records older than `before`; returns how many.
-    async fn prune_views(&self, before: OffsetDateTime) -> anyhow::Result<u64>;
-
     /// The deck's strategy guide, if it has one.
     async fn guide(&self, deck: DeckId) -> anyhow::Result<Option<DeckGuide>>;
 

@@ -582,13 +582,6 @@ impl DeckService {
         }
     }
 
-    /// Removes view records that can no longer dedupe anything.
-    #[tracing::instrument(level = "debug", skip_all)]
-    pub async fn prune_views(&self) -> anyhow::Result<u64> {
-        let before = self.system.clock.now() - self.policy.pageview_window;
-        self.decks.prune_views(before).await
-    }
-
     /// A keyed hash, so stored visitor keys reveal neither addresses nor user ids.
     fn visitor_hash(&self, visitor: Visitor) -> [u8; 32] {
         let text = match visitor {

@@ -41,3 +41,14 @@ pub trait EventRepository: Send + Sync {
     /// remembers the highest sequence deleted (cursors before it are expired); how many.
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64>;
 }
+
+/// The log's pruning as a prune job's batch (`pruning`): events older than the retention,
+/// oldest first.
+pub struct PastRetention(pub std::sync::Arc<dyn EventRepository>);
+
+#[async_trait]
+impl crate::pruning::PruneBatch for PastRetention {
+    async fn prune_batch(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
+        self.0.prune(before, limit).await
+    }
+}

@@ -124,6 +124,16 @@ impl IdentityService {
         }
     }
 
+    /// Every partner, by slug.
+    pub async fn list_partners(&self) -> anyhow::Result<Vec<Partner>> {
+        self.partners.list().await
+    }
+
+    /// Every API key, or those of `partner`, oldest first.
+    pub async fn list_api_keys(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>> {
+        self.api_keys.list(partner).await
+    }
+
     /// Disables a partner: every lane of it stops at once, because each reads the flag.
     #[tracing::instrument(level = "debug", skip_all, fields(partner = %slug.as_str()))]
     pub async fn disable_partner(&self, slug: &PartnerSlug) -> Result<Partner, PartnerLookupError> {

@@ -67,6 +67,8 @@ pub trait PartnerRepository: Send + Sync {
     async fn insert(&self, partner: &Partner) -> Result<(), InsertPartnerError>;
     /// The partner with this slug, active or not; the caller judges it.
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>>;
+    /// Every partner, by slug.
+    async fn list(&self) -> anyhow::Result<Vec<Partner>>;
     /// Sets the active flag; `Ok(None)` when there is no such partner.
     async fn set_active(&self, slug: &PartnerSlug, active: bool)
     -> anyhow::Result<Option<Partner>>;
@@ -91,6 +93,8 @@ pub trait ApiKeyRepository: Send + Sync {
     /// Marks the key revoked at `at` (an earlier revocation is kept); `Ok(None)` when there is
     /// no such key.
     async fn revoke(&self, id: ApiKeyId, at: OffsetDateTime) -> anyhow::Result<Option<ApiKey>>;
+    /// Every API key (its hash only), or those of `partner`, oldest first.
+    async fn list(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>>;
 }
 
 #[cfg_attr(feature = "mock", mockall::automock)]

@@ -181,6 +181,7 @@ mod tests {
             scopes: Scopes::parse_list("decks:read decks:write").unwrap(),
             grant_types: GrantType::ALL.into_iter().collect(),
             created_at: datetime!(2026-01-01 0:00 UTC),
+            disabled_at: None,
         }
     }
 

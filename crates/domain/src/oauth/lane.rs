@@ -57,7 +57,9 @@ async fn usable_access_token(
         TokenKind::AccessToken,
         token,
         |hash| async move { repository.find_access_token(&hash).await },
-        |(_, context): &(AccessToken, GrantContext)| context.user.active && context.partner.active,
+        |(_, context): &(AccessToken, GrantContext)| {
+            context.user.active && context.partner.active && context.client.is_active()
+        },
     )
     .await
 }
@@ -158,6 +160,7 @@ mod tests {
             scopes: partner.scopes.clone(),
             grant_types: BTreeSet::new(),
             created_at: NOW,
+            disabled_at: None,
         };
         let grant = Grant {
             id: GrantId(Uuid::from_u128(3)),

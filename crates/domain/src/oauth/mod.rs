@@ -9,6 +9,7 @@ mod lane;
 mod model;
 mod rules;
 mod service;
+mod throttle;
 
 pub mod ports;
 
@@ -31,3 +32,4 @@ pub use service::{
     BasicCredentials, ClientAuthentication, CreateClientError, Introspection, IssuedTokenResponse,
     NewClientRequest, OAuthService, SignInError, TokenError, TokenRequest,
 };
+pub use throttle::{FailureCount, SignInThrottle, ThrottleKey};

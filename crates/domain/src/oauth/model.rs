@@ -119,9 +119,16 @@ pub struct OAuthClient {
     pub scopes: Scopes,
     pub grant_types: BTreeSet<GrantType>,
     pub created_at: OffsetDateTime,
+    /// When an operator disabled it (`admin oauth-client disable`): it authorizes nothing and
+    /// its tokens stop working at once.
+    pub disabled_at: Option<OffsetDateTime>,
 }
 
 impl OAuthClient {
+    pub fn is_active(&self) -> bool {
+        self.disabled_at.is_none()
+    }
+
     /// Whether `candidate` is registered, compared byte for byte.
     pub fn has_redirect_uri(&self, candidate: &str) -> bool {
         self.redirect_uris
@@ -210,13 +217,16 @@ pub struct Session {
     pub expires_at: OffsetDateTime,
 }
 
-/// The lifetimes of the OAuth server's credentials (`DECKHAND_*_TTL_SECS`).
+/// The lifetimes of the OAuth server's credentials (`DECKHAND_*_TTL_SECS`) and its sign-in
+/// throttling (`DECKHAND_SIGN_IN_DELAY_SECS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OAuthPolicy {
     pub access_token_ttl: time::Duration,
     pub auth_code_ttl: time::Duration,
     pub refresh_token_ttl: time::Duration,
     pub session_ttl: time::Duration,
+    /// When the consent page refuses sign-ins after failed passwords.
+    pub sign_in: super::throttle::SignInThrottle,
 }
 
 impl Default for OAuthPolicy {
@@ -227,6 +237,7 @@ impl Default for OAuthPolicy {
             auth_code_ttl: time::Duration::minutes(10),
             refresh_token_ttl: time::Duration::days(30),
             session_ttl: time::Duration::hours(12),
+            sign_in: super::throttle::SignInThrottle::default(),
         }
     }
 }

@@ -7,7 +7,8 @@ use time::OffsetDateTime;
 use super::model::{
     AccessToken, AuthorizationCode, ClientId, Grant, GrantId, OAuthClient, RefreshToken, Session,
 };
-use crate::identity::{Partner, User};
+use super::throttle::{FailureCount, ThrottleKey};
+use crate::identity::{Partner, PartnerSlug, User};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InsertClientError {
@@ -53,6 +54,15 @@ pub enum CodeRedemption {
 pub trait OAuthRepository: Send + Sync {
     /// Stores a new client. `UnknownPartner` when its partner does not exist.
     async fn insert_client(&self, client: &OAuthClient) -> Result<(), InsertClientError>;
+    /// Every client, or those of `partner`, oldest first.
+    async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>>;
+    /// Disables the client at `at` (an earlier time is kept); `None` when there is no such
+    /// client.
+    async fn disable_client(
+        &self,
+        id: ClientId,
+        at: OffsetDateTime,
+    ) -> anyhow::Result<Option<OAuthClient>>;
     /// The client and its partner, whatever their state; the caller judges them.
     async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>>;
 
@@ -119,4 +129,22 @@ pub trait OAuthRepository: Send + Sync {
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()>;
     /// The session with this hash and its user, whatever their state.
     async fn find_session(&self, hash: &TokenHash) -> anyhow::Result<Option<(Session, User)>>;
+
+    /// The failed sign-ins counted under each of `keys`, in their order (`None`: none).
+    async fn sign_in_failures(
+        &self,
+        keys: &[ThrottleKey],
+    ) -> anyhow::Result<Vec<Option<FailureCount>>>;
+    /// Counts one failed sign-in at `now` under each of `keys`, in one transaction, and returns
+    /// the new counts in their order. A count whose last failure is at or before
+    /// `restart_before` starts again at one. Each count is one atomic statement (instances
+    /// failing at once never lose a failure).
+    async fn record_sign_in_failure(
+        &self,
+        keys: &[ThrottleKey],
+        now: OffsetDateTime,
+        restart_before: OffsetDateTime,
+    ) -> anyhow::Result<Vec<FailureCount>>;
+    /// Forgets the failures counted under `key`.
+    async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()>;
 }

@@ -23,6 +23,7 @@ use super::rules::{
     AccessTokenState, CodeState, RefreshTokenState, access_token_state, code_state,
     narrowed_scopes, refresh_token_state,
 };
+use super::throttle::ThrottleKey;
 use crate::identity::ports::{PartnerRepository, UserRepository};
 use crate::identity::{Partner, PartnerSlug, Scopes, User, UserId, Username};
 use crate::system::SystemPorts;
@@ -176,8 +177,13 @@ pub enum Introspection {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SignInError {
+    /// Wrong credentials; `retry_at` when this failure started a delay.
     #[error("the username or password is wrong")]
-    InvalidCredentials,
+    InvalidCredentials { retry_at: Option<OffsetDateTime> },
+    /// Too many failed sign-ins for this username or from this address: refused, without
+    /// checking the password, until `retry_at`.
+    #[error("too many failed sign-ins; try again later")]
+    Throttled { retry_at: OffsetDateTime },
     #[error(transparent)]
     Unexpected(#[from] anyhow::Error),
 }
@@ -264,6 +270,7 @@ impl OAuthService {
             scopes: request.scopes,
             grant_types,
             created_at: self.system.clock.now(),
+            disabled_at: None,
         };
         match self.repository.insert_client(&client).await {
             Ok(()) => Ok((client, secret)),
@@ -272,7 +279,26 @@ impl OAuthService {
         }
     }
 
-    /// The client a `client_id` names, if it exists and its partner is active.
+    /// Every registered client, or those of `partner`, oldest first.
+    pub async fn list_clients(
+        &self,
+        partner: Option<PartnerSlug>,
+    ) -> anyhow::Result<Vec<OAuthClient>> {
+        self.repository.list_clients(partner).await
+    }
+
+    /// Disables a client: it authorizes nothing more and every token it was issued stops
+    /// working at once (the lanes, introspection and the token endpoint judge the client on
+    /// each use). `None` when there is no such client.
+    #[tracing::instrument(level = "debug", skip(self))]
+    pub async fn disable_client(&self, id: ClientId) -> anyhow::Result<Option<OAuthClient>> {
+        self.repository
+            .disable_client(id, self.system.clock.now())
+            .await
+    }
+
+    /// The client a `client_id` names, if it exists, is not disabled and its partner is
+    /// active.
     async fn active_client(
         &self,
         client_id: &str,
@@ -284,7 +310,7 @@ impl OAuthService {
             .repository
             .find_client(id)
             .await?
-            .filter(|(_, partner)| partner.active))
+            .filter(|(client, partner)| partner.active && client.is_active()))
     }
 
     /// Checks an authorization request (see [`check_authorization`] for the order).
@@ -330,15 +356,38 @@ impl OAuthService {
     }
 
     /// Checks a username and password and opens a session; returns the user and the cookie.
+    /// `client` is the caller's address key (IPv4, or an IPv6 /64), when known. Refused
+    /// without a password check while the username or the address is throttled
+    /// ([`super::SignInThrottle`]); a failure is counted under both, a success forgets the
+    /// username's count.
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn sign_in(
         &self,
         username: &str,
         password: &str,
+        client: Option<&str>,
     ) -> Result<(User, String), SignInError> {
-        let user = match Username::parse(username) {
-            Ok(username) => self.users.find_by_username(&username).await?,
-            Err(_) => None,
+        let username = Username::parse(username).ok();
+        let keys: Vec<ThrottleKey> = username
+            .iter()
+            .map(ThrottleKey::username)
+            .chain(client.map(|ip| ThrottleKey::Ip(ip.to_owned())))
+            .collect();
+        let throttle = self.policy.sign_in;
+        let now = self.system.clock.now();
+        let counts = self.repository.sign_in_failures(&keys).await?;
+        let counted: Vec<_> = keys
+            .iter()
+            .cloned()
+            .zip(counts)
+            .filter_map(|(key, count)| Some((key, count?)))
+            .collect();
+        if let Some(retry_at) = throttle.refused_until_any(&counted, now) {
+            return Err(SignInError::Throttled { retry_at });
+        }
+        let user = match &username {
+            Some(username) => self.users.find_by_username(username).await?,
+            None => None,
         };
         let stored_hash = user
             .as_ref()
@@ -355,8 +404,23 @@ impl OAuthService {
             .await?;
         let user = match (user, matches, has_password) {
             (Some(user), true, true) => user,
-            _ => return Err(SignInError::InvalidCredentials),
+            _ => {
+                let now = self.system.clock.now();
+                let counts = self
+                    .repository
+                    .record_sign_in_failure(&keys, now, throttle.counts_restart_before(now))
+                    .await?;
+                let counted: Vec<_> = keys.into_iter().zip(counts).collect();
+                let retry_at = throttle.refused_until_any(&counted, now);
+                return Err(SignInError::InvalidCredentials { retry_at });
+            }
         };
+        if let Some(key) = keys
+            .iter()
+            .find(|key| matches!(key, ThrottleKey::Username(_)))
+        {
+            self.repository.clear_sign_in_failures(key).await?;
+        }
         let cookie = mint_token(TokenKind::SessionCookie, &self.system.random.bytes32()?);
         let now = self.system.clock.now();
         self.repository
@@ -393,19 +457,51 @@ impl OAuthService {
         ))
     }
 
-    /// The CSRF token of the form for a browser holding `cookie`: a MAC of the cookie, so a
-    /// page on another site can neither read nor forge it, and any instance can check it.
-    pub fn csrf_token(&self, cookie: &str) -> String {
-        deckhand_auth::hex(&deckhand_auth::hmac_sha256(
-            &self.csrf_key,
+    /// The CSRF token of the consent form `request` shows to a browser holding the CSRF
+    /// `cookie` and, when signed in, the `session` cookie: a MAC over all of them, so a page on
+    /// another site can neither read nor forge it, a token shown to one browser session is
+    /// worth nothing in another, a token of one authorization request approves no other
+    /// (client, redirect URI, scopes, code challenge), and any instance can check it.
+    pub fn csrf_token(
+        &self,
+        cookie: &str,
+        session: Option<&str>,
+        request: &AuthorizationRequest,
+    ) -> String {
+        let client = request.client.id.to_string();
+        let scopes = request.scopes.names().join(" ");
+        let parts: [&[u8]; 7] = [
+            b"deckhand consent v2",
             cookie.as_bytes(),
-        ))
+            session.unwrap_or_default().as_bytes(),
+            client.as_bytes(),
+            request.redirect_uri.as_bytes(),
+            scopes.as_bytes(),
+            request.code_challenge.as_bytes(),
+        ];
+        // Each part prefixed by its length, so no two lists of parts read as the same bytes.
+        let mut message = Vec::new();
+        for part in parts {
+            message.extend_from_slice(&u64::try_from(part.len()).unwrap_or(u64::MAX).to_be_bytes());
+            message.extend_from_slice(part);
+        }
+        deckhand_auth::hex(&deckhand_auth::hmac_sha256(&self.csrf_key, &message))
     }
 
-    /// Whether `token` is the CSRF token of `cookie`, compared in constant time.
-    pub fn csrf_matches(&self, cookie: &str, token: &str) -> bool {
+    /// Whether `token` is the CSRF token of this cookie, session and request (see
+    /// [`Self::csrf_token`]), compared in constant time.
+    pub fn csrf_matches(
+        &self,
+        cookie: &str,
+        session: Option<&str>,
+        request: &AuthorizationRequest,
+        token: &str,
+    ) -> bool {
         TokenKind::CsrfCookie.is_well_formed(cookie)
-            && constant_time_eq(self.csrf_token(cookie).as_bytes(), token.as_bytes())
+            && constant_time_eq(
+                self.csrf_token(cookie, session, request).as_bytes(),
+                token.as_bytes(),
+            )
     }
 
     /// Authenticates the client of a token, introspection or revocation request.
@@ -699,7 +795,10 @@ impl OAuthService {
         };
         let now = self.system.clock.now();
         let usable = |context: &GrantContext| {
-            context.grant.client_id == client.id && context.user.active && context.partner.active
+            context.grant.client_id == client.id
+                && context.user.active
+                && context.partner.active
+                && context.client.is_active()
         };
         let active = |context: GrantContext, scope, issued_at, expires_at| Introspection::Active {
             scope,

@@ -1169,22 +1169,6 @@ fn views_are_counted_per_keyed_visitor_within_the_policy_window() {
 }
 
 #[test]
-fn view_records_older_than_the_window_are_pruned() {
-    let clock = Arc::new(FixedClock::at(NOW));
-    let mut decks = MockDeckRepository::new();
-    let window = DeckPolicy::default().pageview_window;
-    let later = NOW + time::Duration::days(1);
-    decks
-        .expect_prune_views()
-        .withf(move |before| *before == later - window)
-        .times(1)
-        .returning(|_| Ok(3));
-    let service = service_at(decks, clock.clone());
-    clock.advance(time::Duration::days(1));
-    assert_eq!(block_on(service.prune_views()).unwrap(), 3);
-}
-
-#[test]
 fn lists_are_asked_for_the_game_and_the_acting_viewer() {
     let mut decks = MockDeckRepository::new();
     decks

@@ -10,10 +10,8 @@ use deckhand_domain::oauth::{
 };
 
 use super::form::{Params, read_form_body};
-use super::page::{
-    CSRF_COOKIE, ConsentPage, SESSION_COOKIE, cookie, error_page, html, redirect_back,
-    redirect_error, secured,
-};
+use super::page::{ConsentPage, Cookies, error_page, html, redirect_back, redirect_error, secured};
+use crate::client_ip::client_key;
 use crate::state::HttpState;
 
 /// The authorization request's parameters, from the query (GET) or the form (POST).
@@ -81,14 +79,19 @@ async fn checked_request(
     }
 }
 
-fn is_https(state: &HttpState) -> bool {
-    state.config.public_url.starts_with("https://")
+fn cookies(state: &HttpState) -> Cookies {
+    Cookies::for_public_url(&state.config.public_url)
+}
+
+/// The value of the request's cookie `name`.
+fn cookie_value(request: &HttpRequest, name: &str) -> Option<String> {
+    request.cookie(name).map(|cookie| cookie.value().to_owned())
 }
 
 /// The signed-in user of the request's session cookie, if any.
 async fn session_user(request: &HttpRequest, state: &HttpState) -> Option<User> {
-    let cookie = request.cookie(SESSION_COOKIE)?;
-    match state.services.oauth.session_user(cookie.value()).await {
+    let cookie = cookie_value(request, cookies(state).session())?;
+    match state.services.oauth.session_user(&cookie).await {
         Ok(user) => user,
         Err(error) => {
             tracing::warn!(
@@ -101,18 +104,17 @@ async fn session_user(request: &HttpRequest, state: &HttpState) -> Option<User> 
 }
 
 /// The consent page for `request`, with a CSRF token bound to the browser's CSRF cookie (a new
-/// one when it has none).
+/// one when it has none), to its session cookie and to `request`.
 async fn consent_page(
     http: &HttpRequest,
     state: &HttpState,
     request: &AuthorizationRequest,
     status: StatusCode,
-    error: Option<(&str, Option<String>)>,
+    error: Option<(String, Option<String>)>,
 ) -> HttpResponse {
     let oauth = &state.services.oauth;
-    let existing = http
-        .cookie(CSRF_COOKIE)
-        .map(|cookie| cookie.value().to_owned())
+    let names = cookies(state);
+    let existing = cookie_value(http, names.csrf())
         .filter(|value| deckhand_auth::TokenKind::CsrfCookie.is_well_formed(value));
     let (csrf_cookie, is_new) = match existing {
         Some(value) => (value, false),
@@ -129,16 +131,18 @@ async fn consent_page(
         },
     };
     let signed_in = session_user(http, state).await;
-    let mut page = ConsentPage::new(request, oauth.csrf_token(&csrf_cookie))
+    let session = cookie_value(http, names.session());
+    let csrf_token = oauth.csrf_token(&csrf_cookie, session.as_deref(), request);
+    let mut page = ConsentPage::new(request, csrf_token)
         .signed_in_as(signed_in.map(|user| user.username.as_str().to_owned()));
     if let Some((message, username)) = error {
-        page = page.with_error(message, username);
+        page = page.with_error(&message, username);
     }
     let mut builder = secured(status);
     if is_new {
         // As long as a sign-in session: a form left open that long still posts.
         let max_age = oauth.policy().session_ttl.whole_seconds();
-        builder.cookie(cookie(CSRF_COOKIE, csrf_cookie, is_https(state), max_age));
+        builder.cookie(names.cookie(names.csrf(), csrf_cookie, max_age));
     }
     html(builder, &page)
 }
@@ -178,16 +182,23 @@ pub async fn authorize_decision(
     let oauth = &state.services.oauth;
     let issuer = &state.config.public_url;
     // The consent page again, saying what went wrong (and keeping the username typed).
-    let page_again = |status, error: (&'static str, Option<String>)| {
+    let page_again = |status, error: (String, Option<String>)| {
         consent_page(&request, &state, &authorization, status, Some(error))
     };
-    let csrf_ok = match (request.cookie(CSRF_COOKIE), params.get("csrf_token")) {
-        (Some(cookie), Some(token)) => oauth.csrf_matches(cookie.value(), &token),
+    let names = cookies(&state);
+    let session = cookie_value(&request, names.session());
+    let csrf_ok = match (
+        cookie_value(&request, names.csrf()),
+        params.get("csrf_token"),
+    ) {
+        (Some(cookie), Some(token)) => {
+            oauth.csrf_matches(&cookie, session.as_deref(), &authorization, &token)
+        }
         _ => false,
     };
     if !csrf_ok {
         let message = "This form expired or did not come from this page. Please try again.";
-        return page_again(StatusCode::BAD_REQUEST, (message, None)).await;
+        return page_again(StatusCode::BAD_REQUEST, (message.to_owned(), None)).await;
     }
     let client_state = authorization.state.as_deref();
     match params.get("decision").as_deref() {
@@ -203,7 +214,7 @@ pub async fn authorize_decision(
         Some("approve") => {}
         _ => {
             let message = "Choose Approve or Deny.";
-            return page_again(StatusCode::BAD_REQUEST, (message, None)).await;
+            return page_again(StatusCode::BAD_REQUEST, (message.to_owned(), None)).await;
         }
     }
     let (user, new_session) = match session_user(&request, &state).await {
@@ -211,11 +222,29 @@ pub async fn authorize_decision(
         None => {
             let username = params.get("username").unwrap_or_default();
             let password = params.get("password").unwrap_or_default();
-            match oauth.sign_in(&username, &password).await {
+            let client = client_key(&request, &state.config.trusted_proxies).to_string();
+            match oauth.sign_in(&username, &password, Some(&client)).await {
                 Ok((user, session)) => (user, Some(session)),
-                Err(SignInError::InvalidCredentials) => {
-                    let message = "The username or password is wrong.";
-                    return page_again(StatusCode::UNAUTHORIZED, (message, Some(username))).await;
+                Err(SignInError::InvalidCredentials { retry_at }) => {
+                    let Some(retry_at) = retry_at else {
+                        let message = "The username or password is wrong.".to_owned();
+                        return page_again(StatusCode::UNAUTHORIZED, (message, Some(username)))
+                            .await;
+                    };
+                    let wait = retry_after(retry_at, state.services.system.clock.now());
+                    let message = format!(
+                        "The username or password is wrong. Too many failed sign-ins: try again in {}.",
+                        in_words(wait)
+                    );
+                    let page = page_again(StatusCode::UNAUTHORIZED, (message, Some(username)));
+                    return with_retry_after(page.await, wait);
+                }
+                Err(SignInError::Throttled { retry_at }) => {
+                    let wait = retry_after(retry_at, state.services.system.clock.now());
+                    let message =
+                        format!("Too many failed sign-ins. Try again in {}.", in_words(wait));
+                    let page = page_again(StatusCode::TOO_MANY_REQUESTS, (message, Some(username)));
+                    return with_retry_after(page.await, wait);
                 }
                 Err(SignInError::Unexpected(error)) => {
                     return server_error(&authorization, error, issuer);
@@ -235,7 +264,7 @@ pub async fn authorize_decision(
     );
     if let Some(session) = new_session {
         let max_age = oauth.policy().session_ttl.whole_seconds();
-        response.cookie(cookie(SESSION_COOKIE, session, is_https(&state), max_age));
+        response.cookie(names.cookie(names.session(), session, max_age));
     }
     response.finish()
 }
@@ -259,4 +288,47 @@ fn server_error(
         authorization.state.as_deref(),
         issuer,
     )
+}
+
+/// Whole seconds until `retry_at`, at least one.
+fn retry_after(retry_at: time::OffsetDateTime, now: time::OffsetDateTime) -> i64 {
+    let wait = retry_at - now;
+    let seconds = wait.whole_seconds() + i64::from(wait.subsec_nanoseconds() > 0);
+    seconds.max(1)
+}
+
+/// "40 seconds", "3 minutes": when to try again, as the page says it.
+fn in_words(seconds: i64) -> String {
+    match seconds {
+        1 => "1 second".to_owned(),
+        2..120 => format!("{seconds} seconds"),
+        _ => format!("{} minutes", (seconds + 59) / 60),
+    }
+}
+
+fn with_retry_after(mut response: HttpResponse, seconds: i64) -> HttpResponse {
+    response.headers_mut().insert(
+        actix_web::http::header::RETRY_AFTER,
+        actix_web::http::header::HeaderValue::from(seconds),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_is_rounded_up_and_said_in_words() {
+        let now = time::macros::datetime!(2026-03-01 12:00 UTC);
+        assert_eq!(
+            retry_after(now + time::Duration::milliseconds(1500), now),
+            2
+        );
+        assert_eq!(retry_after(now, now), 1);
+        assert_eq!(in_words(1), "1 second");
+        assert_eq!(in_words(30), "30 seconds");
+        assert_eq!(in_words(480), "8 minutes");
+        assert_eq!(in_words(61 * 2), "3 minutes");
+    }
 }

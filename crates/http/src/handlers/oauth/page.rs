@@ -11,10 +11,56 @@ use deckhand_domain::oauth::{AuthorizationRequest, AuthorizeErrorCode};
 
 use crate::OAUTH_BASE;
 
-/// The cookie holding the sign-in session.
-pub const SESSION_COOKIE: &str = "deckhand_session";
-/// The cookie the form's CSRF token is bound to.
-pub const CSRF_COOKIE: &str = "deckhand_csrf";
+/// The cookies of the consent page, named for the scheme of `DECKHAND_PUBLIC_URL`: on https
+/// with the `__Host-` prefix, which browsers accept only from a secure origin, with `Path=/`
+/// and no `Domain`, so no sibling subdomain or plain-http page can set or shadow them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cookies {
+    https: bool,
+}
+
+impl Cookies {
+    pub fn for_public_url(public_url: &str) -> Self {
+        Self {
+            https: public_url.starts_with("https://"),
+        }
+    }
+
+    /// The cookie holding the sign-in session.
+    pub fn session(self) -> &'static str {
+        if self.https {
+            "__Host-deckhand_session"
+        } else {
+            "deckhand_session"
+        }
+    }
+
+    /// The cookie the form's CSRF token is bound to.
+    pub fn csrf(self) -> &'static str {
+        if self.https {
+            "__Host-deckhand_csrf"
+        } else {
+            "deckhand_csrf"
+        }
+    }
+
+    /// A cookie of the consent page: HttpOnly, SameSite=Lax; on https Secure and `Path=/` (as
+    /// the prefix requires), else scoped to the OAuth paths.
+    pub fn cookie(
+        self,
+        name: &'static str,
+        value: String,
+        max_age_seconds: i64,
+    ) -> Cookie<'static> {
+        Cookie::build(name, value)
+            .path(if self.https { "/" } else { OAUTH_BASE })
+            .http_only(true)
+            .same_site(SameSite::Lax)
+            .secure(self.https)
+            .max_age(actix_web::cookie::time::Duration::seconds(max_age_seconds))
+            .finish()
+    }
+}
 
 /// No caching, no framing, no scripts, no referrer: the page holds a form that grants access.
 const CONTENT_SECURITY_POLICY: &str =
@@ -43,23 +89,6 @@ pub fn secured(status: StatusCode) -> HttpResponseBuilder {
             HeaderValue::from_static("nosniff"),
         ));
     builder
-}
-
-/// A cookie of the consent page: HttpOnly, SameSite=Lax, Secure when the service is on https,
-/// scoped to the OAuth paths.
-pub fn cookie(
-    name: &'static str,
-    value: String,
-    secure: bool,
-    max_age_seconds: i64,
-) -> Cookie<'static> {
-    Cookie::build(name, value)
-        .path(OAUTH_BASE)
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(secure)
-        .max_age(actix_web::cookie::time::Duration::seconds(max_age_seconds))
-        .finish()
 }
 
 pub struct ScopeLine {

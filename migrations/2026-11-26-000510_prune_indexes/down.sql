@@ -1,0 +1,6 @@
+DROP INDEX oauth_grants_by_revocation;
+DROP INDEX oauth_refresh_tokens_by_expiry;
+DROP INDEX oauth_access_tokens_by_revocation;
+DROP INDEX oauth_access_tokens_by_expiry;
+DROP INDEX oauth_sessions_by_expiry;
+DROP INDEX oauth_authorization_codes_by_expiry;
