@@ -3723,42 +3723,6 @@ pub async fn guide_likes_count_once_per_user_for_visible_guides(repos: &Reposito
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    /// The suite is a list of names; this keeps it from forgetting a contract.
-    #[test]
-    fn every_contract_is_in_the_suite() {
-        let source = include_str!("contract.rs");
-        let Some((before, rest)) = source.split_once("// suite: start") else {
-            panic!("the suite's start marker is gone");
-        };
-        let Some((suite, after)) = rest.split_once("// suite: end") else {
-            panic!("the suite's end marker is gone");
-        };
-        let listed: Vec<&str> = suite
-            .split(',')
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
-            .collect();
-        let defined: Vec<&str> = [before, after, include_str!("contract/events.rs")]
-            .iter()
-            .flat_map(|part| part.lines())
-            .filter_map(|line| line.strip_prefix("pub async fn "))
-            .filter_map(|tail| tail.split('(').next())
-            .collect();
-        assert!(!defined.is_empty());
-        for name in &defined {
-            assert!(listed.contains(name), "contract {name} is not in the suite");
-        }
-        for name in &listed {
-            assert!(
-                defined.contains(name),
-                "{name} is in the suite but not defined"
-            );
-        }
-    }
-}
-
 pub async fn failed_sign_ins_are_counted_restarted_and_forgotten_per_key(
     repos: &Repositories,
 ) -> Outcome {
@@ -3929,4 +3893,40 @@ pub async fn every_kind_of_record_is_pruned_after_its_time_in_small_batches(
     assert!(repos.oauth.find_refresh_token(&refresh).await?.is_none());
     assert_eq!(round().await?, BTreeMap::new());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The suite is a list of names; this keeps it from forgetting a contract.
+    #[test]
+    fn every_contract_is_in_the_suite() {
+        let source = include_str!("contract.rs");
+        let Some((before, rest)) = source.split_once("// suite: start") else {
+            panic!("the suite's start marker is gone");
+        };
+        let Some((suite, after)) = rest.split_once("// suite: end") else {
+            panic!("the suite's end marker is gone");
+        };
+        let listed: Vec<&str> = suite
+            .split(',')
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
+            .collect();
+        let defined: Vec<&str> = [before, after, include_str!("contract/events.rs")]
+            .iter()
+            .flat_map(|part| part.lines())
+            .filter_map(|line| line.strip_prefix("pub async fn "))
+            .filter_map(|tail| tail.split('(').next())
+            .collect();
+        assert!(!defined.is_empty());
+        for name in &defined {
+            assert!(listed.contains(name), "contract {name} is not in the suite");
+        }
+        for name in &listed {
+            assert!(
+                defined.contains(name),
+                "{name} is in the suite but not defined"
+            );
+        }
+    }
 }
