@@ -24,6 +24,7 @@ pub use crate::system::{
 pub use crate::system::{
     MockClock, MockIdGenerator, MockPasswordVerifier, MockRandom, MockStoreHealth,
 };
+pub use crate::webhooks::ports::WebhookRepository;
 
 /// Every repository of one store, as the application wires them.
 #[derive(Clone)]
@@ -40,4 +41,5 @@ pub struct Repositories {
     pub catalog: Arc<dyn CatalogRepository>,
     pub idempotency_keys: Arc<dyn IdempotencyRepository>,
     pub events: Arc<dyn EventRepository>,
+    pub webhooks: Arc<dyn WebhookRepository>,
 }

@@ -16,6 +16,7 @@ use crate::ports::Repositories;
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
 use crate::system::{StoreHealth, SystemPorts};
+use crate::webhooks::{NoLookups, WebhookService};
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
@@ -30,6 +31,7 @@ pub struct Services {
     pub sideboard_guides: SideboardGuideService,
     pub idempotency: IdempotencyService,
     pub events: EventService,
+    pub webhooks: WebhookService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -51,6 +53,7 @@ impl Services {
             catalog,
             idempotency_keys,
             events,
+            webhooks,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -97,6 +100,15 @@ impl Services {
                 system.clone(),
             ),
             decks: deck_service,
+            webhooks: WebhookService::new(
+                webhooks,
+                events.clone(),
+                // The application gives its DNS with `WebhookService::with_resolver`.
+                Arc::new(NoLookups),
+                system.clone(),
+                settings.sealing_key(),
+                settings.webhooks.clone(),
+            ),
             events: EventService::new(events, system.clock.clone()),
             catalog,
             health,

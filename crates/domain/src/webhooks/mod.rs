@@ -17,12 +17,13 @@ pub use model::{
     AttemptOutcome, AttemptRecord, DELIVERY_RETENTION, DISABLE_AFTER_FAILURES, Delivery,
     DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges, GameSelection,
     InvalidGames, MAX_DESCRIPTION_LEN, MAX_ENDPOINTS_PER_PARTNER, MAX_RESPONSE_CAPTURE,
-    NewEndpoint, PREVIOUS_SECRET_LIFETIME, TypeSelection, WebhookId, capture, failures_after,
+    NewEndpoint, ONE_MORE_ATTEMPT, PREVIOUS_SECRET_LIFETIME, TypeSelection, WebhookId, capture,
+    failures_after,
 };
 pub use schedule::{InvalidRetrySchedule, JITTER, RetrySchedule, jitter_unit};
 pub use service::{
     DEFAULT_DELIVERY_LIMIT, DeliveryPolicy, DeliveryResult, EndpointDraft, MAX_DELIVERY_LIMIT,
-    WebhookError, WebhookService, fan_out, partner_alone,
+    NoLookups, WebhookError, WebhookService, fan_out, partner_alone,
 };
 pub use url::{InvalidWebhookUrl, MAX_URL_LEN, TargetPolicy, WebhookUrl, is_public};
 

@@ -23,6 +23,9 @@ pub const PREVIOUS_SECRET_LIFETIME: time::Duration = time::Duration::hours(24);
 pub const MAX_RESPONSE_CAPTURE: usize = 1024;
 /// Longest description accepted.
 pub const MAX_DESCRIPTION_LEN: usize = 500;
+/// `retries_used` of a delivery that had ended and is given one more attempt by hand: its
+/// schedule is over, so a failure ends it again.
+pub const ONE_MORE_ATTEMPT: i32 = i32::MAX;
 /// Deliveries older than this are pruned.
 pub const DELIVERY_RETENTION: time::Duration = time::Duration::days(30);
 

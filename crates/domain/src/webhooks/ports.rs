@@ -95,8 +95,9 @@ pub trait WebhookRepository: Send + Sync {
         after: Option<DeliveryId>,
     ) -> anyhow::Result<Option<Vec<Delivery>>>;
 
-    /// Makes the delivery pending and due at `now`. A delivery that had ended gets one more
-    /// attempt (its schedule is not restarted). Whether there was such a delivery.
+    /// Makes the delivery pending and due at `now`, its lease ended. A delivery that had ended
+    /// gets one more attempt: its `retries_used` becomes [`super::ONE_MORE_ATTEMPT`]. Whether
+    /// there was such a delivery.
     async fn retry(
         &self,
         partner: &str,

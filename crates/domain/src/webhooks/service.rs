@@ -147,6 +147,12 @@ impl WebhookService {
         }
     }
 
+    /// The same service, looking hosts up with `resolver` (the application's DNS).
+    pub fn with_resolver(mut self, resolver: Arc<dyn AddressResolver>) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
     pub fn policy(&self) -> &DeliveryPolicy {
         &self.policy
     }
@@ -295,7 +301,12 @@ impl WebhookService {
         after: Option<DeliveryId>,
     ) -> Result<Vec<Delivery>, WebhookError> {
         self.webhooks
-            .deliveries(&partner.slug, id, limit.clamp(1, MAX_DELIVERY_LIMIT), after)
+            .deliveries(
+                &partner.slug,
+                id,
+                limit.clamp(1, MAX_DELIVERY_LIMIT + 1),
+                after,
+            )
             .await?
             .ok_or(WebhookError::NotFound)
     }
@@ -486,6 +497,18 @@ impl WebhookService {
             timestamp,
             body: delivery.body.clone(),
         }))
+    }
+}
+
+/// A resolver that looks nothing up: host names do not resolve (IP literals need no lookup).
+/// What the services start with until the application gives them its DNS.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoLookups;
+
+#[async_trait::async_trait]
+impl AddressResolver for NoLookups {
+    async fn resolve(&self, host: &str, _port: u16) -> anyhow::Result<Vec<std::net::IpAddr>> {
+        anyhow::bail!("no resolver to look up {host}")
     }
 }
 
