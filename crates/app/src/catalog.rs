@@ -15,6 +15,7 @@ use anyhow::Context as _;
 use deckhand_domain::Services;
 use deckhand_domain::catalog::source::{self, GenericCard, RecordError, ScryfallCard};
 use deckhand_domain::catalog::{CatalogEntry, Game};
+use deckhand_domain::events::{Actor, EventId, Origin};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
 use serde::{Deserializer as _, Serialize};
@@ -145,6 +146,15 @@ pub async fn import_reader(
     stored?;
     let (read, skipped) = parsed?;
     let counts = services.catalog.counts(game).await?;
+    let origin = Origin {
+        event_id: EventId(services.system.ids.new_id()),
+        actor: Actor::operator(),
+    };
+    let finished_at = services.system.clock.now();
+    services
+        .catalog
+        .finish_import(game, &origin, &counts, finished_at)
+        .await?;
     Ok(ImportReport {
         game: game.slug.clone(),
         cards: counts.cards,

@@ -9,6 +9,7 @@ use actix_web::rt::net::TcpStream;
 use actix_web::web;
 use anyhow::Context as _;
 use deckhand_domain::Services;
+use deckhand_domain::events::PRUNE_BATCH;
 use deckhand_http::connection::EnvelopedIo;
 use deckhand_http::{HttpConfig, HttpState};
 
@@ -43,7 +44,7 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         trusted_proxies: settings.trusted_proxies.clone(),
         body_timeout: settings.limits.client_request_timeout(),
     };
-    spawn_view_pruning(services.clone());
+    spawn_pruning(services.clone());
     let state = http_state(services, config)?;
     let options = ServerOptions {
         workers: settings.workers.map(usize::from),
@@ -58,9 +59,9 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
 /// How often expired pageview records are deleted.
 const VIEW_PRUNING_INTERVAL: std::time::Duration = std::time::Duration::from_secs(600);
 
-/// Deletes view records older than the dedupe window, every few minutes, for the life of the
-/// server. A failure is logged and retried at the next tick.
-fn spawn_view_pruning(services: Services) {
+/// Deletes view records older than the dedupe window and events past retention, every few
+/// minutes, for the life of the server. A failure is logged and retried at the next tick.
+fn spawn_pruning(services: Services) {
     actix_web::rt::spawn(async move {
         let mut ticks = actix_web::rt::time::interval(VIEW_PRUNING_INTERVAL);
         loop {
@@ -71,6 +72,17 @@ fn spawn_view_pruning(services: Services) {
                     error = format!("{error:#}"),
                     "pruning pageview records failed"
                 ),
+            }
+            // Events past retention, a batch at a time until none is left.
+            loop {
+                match services.events.prune_batch().await {
+                    Ok(deleted) if deleted >= u64::from(PRUNE_BATCH) => continue,
+                    Ok(deleted) => tracing::debug!(deleted, "pruned events past retention"),
+                    Err(error) => {
+                        tracing::warn!(error = format!("{error:#}"), "pruning events failed")
+                    }
+                }
+                break;
             }
         }
     });

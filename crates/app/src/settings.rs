@@ -58,6 +58,11 @@ pub struct ServeSettings {
           value_parser = clap::value_parser!(u32).range(1..=604_800))]
     pub pageview_dedupe_secs: u32,
 
+    /// How many days events stay in the feed before they are pruned.
+    #[arg(long, env = "DECKHAND_EVENT_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub event_retention_days: u32,
+
     /// Requests per minute per tier (`anonymous=120,user=1200,partner=6000`), or `off`.
     #[arg(long, env = "DECKHAND_RATE_LIMITS", default_value = "anonymous=120,user=1200,partner=6000",
           value_parser = parse_rate_limits)]
@@ -158,6 +163,7 @@ impl ServeSettings {
             refresh_token_ttl: time::Duration::seconds(i64::from(self.refresh_token_ttl_secs)),
             ..OAuthPolicy::default()
         };
+        settings.event_retention = time::Duration::days(i64::from(self.event_retention_days));
         Ok(settings)
     }
 

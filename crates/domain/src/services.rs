@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::authentication::Authenticator;
 use crate::catalog::CatalogService;
 use crate::decks::DeckService;
-use crate::events::EventService;
 use crate::decks::export::ExportService;
+use crate::events::EventService;
 use crate::formats::FormatService;
 use crate::idempotency::IdempotencyService;
 use crate::identity::{IdentityRepositories, IdentityService};
@@ -109,7 +109,7 @@ impl Services {
                 settings.sealing_key(),
                 settings.webhooks.clone(),
             ),
-            events: EventService::new(events, system.clock.clone()),
+            events: EventService::new(events, system.clock.clone(), settings.event_retention),
             catalog,
             health,
             system,

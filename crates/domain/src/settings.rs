@@ -25,6 +25,8 @@ pub struct ServiceSettings {
     pub oauth: OAuthPolicy,
     /// Webhook targets, retries and timeout.
     pub webhooks: DeliveryPolicy,
+    /// How long events stay in the feed (`DECKHAND_EVENT_RETENTION_DAYS`).
+    pub event_retention: time::Duration,
 }
 
 impl ServiceSettings {
@@ -34,6 +36,7 @@ impl ServiceSettings {
             deck_policy: DeckPolicy::default(),
             oauth: OAuthPolicy::default(),
             webhooks: DeliveryPolicy::default(),
+            event_retention: time::Duration::days(30),
         }
     }
 

@@ -54,6 +54,13 @@ impl Rule for WriteSideboards {
     const RULE: AccessRule = AccessRule::Authenticated(Scope::SideboardsWrite);
 }
 
+/// The events feed: any authenticated caller; its scopes decide which events it sees.
+pub(crate) enum ReadEvents {}
+
+impl Rule for ReadEvents {
+    const RULE: AccessRule = AccessRule::SignedIn;
+}
+
 /// The path of a game-scoped endpoint.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]

@@ -6,6 +6,7 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::decks::DeckError;
 use deckhand_domain::error::is_store_unavailable;
+use deckhand_domain::events::EventError;
 use deckhand_domain::formats::CheckError;
 use deckhand_domain::idempotency::{IdempotencyError, InvalidKey};
 use deckhand_domain::identity::{AccessDenied, AuthError};
@@ -460,6 +461,19 @@ impl From<CheckError> for ApiError {
             }
             CheckError::NotFound => Self::not_found(),
             CheckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<EventError> for ApiError {
+    fn from(error: EventError) -> Self {
+        match error {
+            EventError::CursorExpired => Self::new(
+                StatusCode::GONE,
+                "SERVICE_CURSOR_EXPIRED",
+                "the cursor points before the oldest retained event; start again without `after`",
+            ),
+            EventError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

@@ -72,7 +72,8 @@ pub(crate) fn operations<O: Operations>(config: &mut O) {
         .service(handlers::likes::unlike_guide)
         .service(handlers::sideboards::matchups::create::create_matchup)
         .service(handlers::sideboards::matchups::update::update_matchup)
-        .service(handlers::sideboards::matchups::delete::delete_matchup);
+        .service(handlers::sideboards::matchups::delete::delete_matchup)
+        .service(handlers::events::feed::list_events);
 }
 
 /// Operational routes, outside the public API document.

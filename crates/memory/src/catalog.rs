@@ -10,6 +10,7 @@ use deckhand_domain::catalog::{
     CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, PrintingKeys,
     Section, format_id, name_key,
 };
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{CardFacts, CardTextRules, Legality, LegalityChange, seeds};
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -327,6 +328,11 @@ impl CatalogRepository for MemoryCatalog {
             .ok_or_else(|| anyhow::anyhow!("no card {card_id} in game {game:?}"))?;
         let history = catalog.legalities.entry(card_id).or_default();
         record(history.entry(format.to_owned()).or_default(), from, status);
+        Ok(())
+    }
+
+    async fn record_import(&self, event: &EventRecord) -> anyhow::Result<()> {
+        self.0.lock().events.record(event);
         Ok(())
     }
 

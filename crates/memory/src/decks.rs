@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
+use deckhand_domain::decks::events as deck_events;
 use deckhand_domain::decks::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, ViewCount,
 };
@@ -12,6 +13,7 @@ use deckhand_domain::decks::{
     Deck, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader, DeckVersion, Page,
     Provenance,
 };
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::UserId;
 use time::{Duration, OffsetDateTime};
 
@@ -122,6 +124,7 @@ impl DeckRepository for MemoryDecks {
                 trending: UNVIEWED,
             },
         );
+        state.events.record(&new.event);
         Ok(deck)
     }
 
@@ -148,6 +151,7 @@ impl DeckRepository for MemoryDecks {
             None => return Err(ReviseDeckError::NotFound),
         };
         let revision = reviser(&current).map_err(ReviseDeckError::Refused)?;
+        let event = deck_events::saved(&current, &revision);
         if state
             .decks
             .provenance_taken(current.author.id, &revision.provenance, Some(id))
@@ -175,6 +179,7 @@ impl DeckRepository for MemoryDecks {
         });
         let mut saved = stored.deck.clone();
         saved.author = current.author;
+        state.events.record(&event);
         Ok(saved)
     }
 
@@ -288,7 +293,11 @@ impl DeckRepository for MemoryDecks {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %guide.deck_id))]
-    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
+    async fn put_guide(
+        &self,
+        guide: &DeckGuide,
+        event: &EventRecord,
+    ) -> anyhow::Result<(DeckGuide, bool)> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
         let stored = tables
@@ -308,16 +317,20 @@ impl DeckRepository for MemoryDecks {
             None => (guide.clone(), true),
         };
         tables.guides.insert(guide.deck_id, kept.clone());
+        state.events.record(event);
         Ok((kept, created))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck))]
-    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
+    async fn delete_guide(&self, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
         let deleted = tables.guides.remove(&deck).is_some();
         if let Some(stored) = tables.decks.get_mut(&deck) {
             stored.deck.has_guide &= !deleted;
+        }
+        if deleted {
+            state.events.record(event);
         }
         Ok(deleted)
     }

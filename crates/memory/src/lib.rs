@@ -8,6 +8,7 @@
 
 mod catalog;
 mod decks;
+mod events;
 mod health;
 mod idempotency;
 mod identity;
@@ -33,6 +34,7 @@ struct State {
     oauth: oauth::Tables,
     sideboards: sideboards::Tables,
     idempotency: idempotency::Tables,
+    events: events::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -113,6 +115,7 @@ pub fn repositories() -> Repositories {
         oauth: Arc::new(oauth::MemoryOAuth(store.clone())),
         health: Arc::new(health::MemoryHealth),
         catalog: Arc::new(catalog::MemoryCatalog(store.clone())),
-        idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store)),
+        idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store.clone())),
+        events: Arc::new(events::MemoryEvents(store)),
     }
 }

@@ -6,7 +6,9 @@ use std::collections::{HashMap, HashSet};
 
 use async_trait::async_trait;
 use deckhand_domain::decks::{DeckId, Page};
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::UserId;
+use deckhand_domain::sideboards::events as guide_events;
 use deckhand_domain::sideboards::ports::{
     GuideReviser, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
     SideboardGuideRepository,
@@ -101,17 +103,25 @@ fn detail(state: &State, stored: &Stored) -> anyhow::Result<GuideDetail> {
 
 pub(crate) struct MemorySideboardGuides(pub(crate) Store);
 
+impl Tables {
+    pub(crate) fn guide(&self, id: GuideId) -> Option<&SideboardGuide> {
+        self.guides.get(&id).map(|stored| &stored.guide)
+    }
+}
+
 impl MemorySideboardGuides {
-    /// Runs `change` on a guide and marks it edited at `at`; `None` when there is no guide.
+    /// Runs `change` on a guide, marks it edited at the event's time and records `event`;
+    /// `None` when there is no guide.
     fn edit<T>(
         state: &mut State,
         id: GuideId,
-        at: OffsetDateTime,
+        event: &EventRecord,
         change: impl FnOnce(&mut Stored) -> T,
     ) -> Option<T> {
         let stored = state.sideboards.guides.get_mut(&id)?;
         let outcome = change(stored);
-        stored.guide.updated_at = at;
+        stored.guide.updated_at = event.occurred_at;
+        state.events.record(event);
         Some(outcome)
     }
 }
@@ -168,6 +178,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             },
         );
         refresh_has_sideboard_guide(&mut state, &[new.primary_deck]);
+        state.events.record(&new.event);
         let stored = &state.sideboards.guides[&new.id];
         detail(&state, stored)
     }
@@ -203,6 +214,9 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             None => return Err(ReviseGuideError::NotFound),
         };
         let revision = reviser(&current);
+        state
+            .events
+            .record(&guide_events::saved(&current, &revision));
         let stored = state
             .sideboards
             .guides
@@ -241,7 +255,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         )
     }
 
-    async fn attach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool> {
+    async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         if state.decks.deck(deck).is_none() {
             anyhow::bail!("no deck {deck} to attach");
@@ -254,12 +268,12 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         if stored.decks.contains(&deck) {
             return Ok(false);
         }
-        Self::edit(&mut state, id, at, |stored| stored.decks.push(deck));
+        Self::edit(&mut state, id, event, |stored| stored.decks.push(deck));
         refresh_has_sideboard_guide(&mut state, &[deck]);
         Ok(true)
     }
 
-    async fn detach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool> {
+    async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let detachable = state.sideboards.guides.get(&id).is_some_and(|stored| {
             stored.guide.primary_deck != deck && stored.decks.contains(&deck)
@@ -267,7 +281,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         if !detachable {
             return Ok(false);
         }
-        Self::edit(&mut state, id, at, |stored| {
+        Self::edit(&mut state, id, event, |stored| {
             stored.decks.retain(|attached| *attached != deck);
         });
         refresh_has_sideboard_guide(&mut state, &[deck]);
@@ -278,16 +292,16 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         &self,
         id: GuideId,
         matchup: &NewMatchup,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<Matchup> {
         let mut state = self.0.lock();
         let added = Matchup {
             id: matchup.id,
             guide_id: id,
             content: matchup.content.clone(),
-            created_at: at,
+            created_at: event.occurred_at,
         };
-        Self::edit(&mut state, id, at, |stored| {
+        Self::edit(&mut state, id, event, |stored| {
             stored.matchups.push(added.clone())
         })
         .ok_or_else(|| anyhow::anyhow!("no guide {id} for a matchup"))?;
@@ -299,7 +313,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         id: GuideId,
         matchup: MatchupId,
         reviser: MatchupReviser,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> Result<Matchup, ReviseMatchupError> {
         let mut state = self.0.lock();
         let exists = state
@@ -310,7 +324,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         if !exists {
             return Err(ReviseMatchupError::NotFound);
         }
-        Self::edit(&mut state, id, at, |stored| {
+        Self::edit(&mut state, id, event, |stored| {
             stored
                 .matchups
                 .iter_mut()
@@ -354,7 +368,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         &self,
         id: GuideId,
         matchup: MatchupId,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let exists = state
@@ -363,7 +377,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             .get(&id)
             .is_some_and(|stored| stored.matchups.iter().any(|m| m.id == matchup));
         if exists {
-            Self::edit(&mut state, id, at, |stored| {
+            Self::edit(&mut state, id, event, |stored| {
                 stored.matchups.retain(|m| m.id != matchup);
             });
         }

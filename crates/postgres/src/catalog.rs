@@ -17,6 +17,7 @@ use deckhand_domain::catalog::{
     CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, Preference,
     Printing, PrintingKeys, Section, name_key,
 };
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{CardFacts, Legality};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
@@ -591,6 +592,14 @@ impl CatalogRepository for PgCatalog {
         drop(conn);
         self.cache.forget();
         Ok(())
+    }
+
+    async fn record_import(&self, event: &EventRecord) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        crate::events::insert(&mut conn, event)
+            .await
+            .map_err(error::query)
+            .context("recording a catalog import")
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]

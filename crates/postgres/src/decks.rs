@@ -14,6 +14,7 @@ use std::time::Duration as StdDuration;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
+use deckhand_domain::decks::events as deck_events;
 use deckhand_domain::decks::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
     ViewCount,
@@ -22,6 +23,7 @@ use deckhand_domain::decks::{
     Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
     DeckQuery, DeckReader, DeckSummary, DeckVersion, HistoryType, Page, Provenance, Visibility,
 };
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::{UserId, Username};
 use deckhand_domain::readable::Reach;
 use diesel::pg::Pg;
@@ -40,6 +42,7 @@ use self::list_query::{
     walked_page_sql,
 };
 use crate::error;
+use crate::events::{self, EventColumns, WithEvent, numbered_insert_ctes};
 use crate::pool::{PipelinedTransaction, Pool, checkout};
 use crate::rules::{
     Conditions, contains_pattern, deck_conditions, deck_conditions_but_name, readable_sql,
@@ -592,8 +595,8 @@ async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResul
         ))
         .execute(conn)
         .await?;
-    diesel::insert_into(deck_versions::table)
-        .values(HistoryRecord::created(deck))
+    let record = diesel::insert_into(deck_versions::table).values(HistoryRecord::created(deck));
+    WithEvent::new(&deck.event, record)
         .execute(conn)
         .await
         .map(drop)
@@ -695,10 +698,12 @@ impl SavePlan {
         let cards_from = self.cards_record.filter(|_| changes.cards.is_none());
         let record =
             HistoryRecord::revised(self.current.id, changes.version, &self.revision, cards_from);
+        let event = deck_events::saved(&self.current, &self.revision);
         let written = SaveStatement {
             read_version: self.current.version,
             changes: changes.as_changeset(),
             record,
+            event: (&event).into(),
         }
         .execute(&mut conn)
         .await?;
@@ -722,8 +727,8 @@ impl SavePlan {
     }
 }
 
-/// A save's writes in one statement: the deck's changed columns (`changes`) and its history
-/// `record` (whose `deck_id` names the deck), both only if the deck is still at `read_version`
+/// A save's writes in one statement: the deck's changed columns (`changes`), its history
+/// `record` (whose `deck_id` names the deck) and its `event`, all only if the deck is still at `read_version`
 /// and no other transaction holds it (`SKIP LOCKED`: a save never waits outside
 /// [`save_locked`], whose transaction a dropped request rolls back). Its row count, 0 or 1,
 /// says whether it wrote.
@@ -731,6 +736,7 @@ struct SaveStatement<C> {
     read_version: i32,
     changes: C,
     record: HistoryRecord,
+    event: EventColumns,
 }
 
 impl<C: QueryFragment<Pg>> QueryFragment<Pg> for SaveStatement<C> {
@@ -741,9 +747,10 @@ impl<C: QueryFragment<Pg>> QueryFragment<Pg> for SaveStatement<C> {
         out.push_bind_param::<Int4, _>(&self.read_version)?;
         out.push_sql(" FOR UPDATE SKIP LOCKED), saved AS (UPDATE decks SET ");
         self.changes.walk_ast(out.reborrow())?;
+        out.push_sql(" FROM target WHERE decks.id = target.id RETURNING decks.id), ");
+        numbered_insert_ctes(&self.event, Some("saved"), out.reborrow())?;
         out.push_sql(
-            " FROM target WHERE decks.id = target.id RETURNING decks.id) \
-             INSERT INTO deck_versions (deck_id, version_number, history_type, restored_from, \
+            " INSERT INTO deck_versions (deck_id, version_number, history_type, restored_from, \
              content, cards_from, summary, edited_at) SELECT saved.id, ",
         );
         let record = &self.record;
@@ -1240,7 +1247,11 @@ impl DeckRepository for PgDeckRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %guide.deck_id))]
-    async fn put_guide(&self, guide: &DeckGuide) -> anyhow::Result<(DeckGuide, bool)> {
+    async fn put_guide(
+        &self,
+        guide: &DeckGuide,
+        event: &EventRecord,
+    ) -> anyhow::Result<(DeckGuide, bool)> {
         let mut conn = checkout(&self.pool).await?;
         let row = GuideRow::from_domain(guide);
         let stored: GuideRow = conn
@@ -1264,6 +1275,7 @@ impl DeckRepository for PgDeckRepository {
                     .set(decks::has_guide.eq(true))
                     .execute(conn)
                     .await?;
+                events::insert(conn, event).await?;
                 Ok::<_, diesel::result::Error>(stored)
             })
             .await
@@ -1275,7 +1287,7 @@ impl DeckRepository for PgDeckRepository {
     }
 
     #[tracing::instrument(level = "debug", skip(self))]
-    async fn delete_guide(&self, deck: DeckId) -> anyhow::Result<bool> {
+    async fn delete_guide(&self, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut conn = checkout(&self.pool).await?;
         let deleted = conn
             .transaction(async |conn| {
@@ -1287,6 +1299,7 @@ impl DeckRepository for PgDeckRepository {
                         .set(decks::has_guide.eq(false))
                         .execute(conn)
                         .await?;
+                    events::insert(conn, event).await?;
                 }
                 Ok::<_, diesel::result::Error>(deleted > 0)
             })

@@ -12,6 +12,7 @@
 mod catalog;
 mod decks;
 mod error;
+mod events;
 mod health;
 mod idempotency;
 mod likes;
@@ -63,6 +64,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
         oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
+        events: Arc::new(events::PgEvents::new(pool.clone())),
         health: Arc::new(health::PgHealth { pool }),
     }
 }

@@ -22,6 +22,11 @@ const RECONNECT_DELAY: Duration = Duration::from_secs(1);
 pub(crate) trait Invalidate: Send + Sync + 'static {
     /// Drops every copy; `listening` says whether copies made from now on can be trusted.
     fn invalidate(&self, listening: bool);
+
+    /// A notification with `payload` arrived: by default, drop every copy.
+    fn notified(&self, _payload: &str) {
+        self.invalidate(true);
+    }
 }
 
 /// The state of a copy (its generation, whether it is listening, what it holds), locked. The
@@ -68,11 +73,11 @@ async fn listen_once<T: Invalidate>(
     }
     let mut notifications = pin!(conn.notifications_stream());
     while let Some(notification) = notifications.next().await {
-        notification
+        let notification = notification
             .map_err(error::query)
             .with_context(|| format!("receiving changes on {channel}"))?;
         match copy.upgrade() {
-            Some(live) => live.invalidate(true),
+            Some(live) => live.notified(&notification.payload),
             None => return Ok(()),
         }
     }

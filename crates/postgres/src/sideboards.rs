@@ -5,7 +5,9 @@
 use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_domain::decks::{Author, DeckId, DeckSummary, Page, RESULT_WINDOW, Visibility};
+use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::{UserId, Username};
+use deckhand_domain::sideboards::events as guide_events;
 use deckhand_domain::sideboards::ports::{
     GuideReviser, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
     SideboardGuideRepository,
@@ -23,6 +25,7 @@ use uuid::Uuid;
 use crate::decks::CountRow;
 use crate::decks::list_query::page_window;
 use crate::error;
+use crate::events;
 use crate::pool::{Pool, checkout};
 use crate::rules::{guide_conditions, guide_order};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
@@ -447,7 +450,9 @@ impl SideboardGuideRepository for PgSideboardGuides {
                         .await?;
                 }
                 refresh_has_sideboard_guide(conn, &[guide.primary_deck.0]).await?;
-                load_detail(conn, guide.id.0).await
+                let detail = load_detail(conn, guide.id.0).await?;
+                events::insert(conn, &guide.event).await?;
+                Ok(detail)
             })
             .await
             .map_err(error::query)
@@ -505,6 +510,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
                     .into_domain()
                     .map_err(Failure::Corrupt)?;
                 let revision = reviser(&current);
+                let event = guide_events::saved(&current, &revision);
                 diesel::update(sideboard_guides::table.find(id.0))
                     .set((
                         GuideColumns::from(&revision.content),
@@ -521,7 +527,9 @@ impl SideboardGuideRepository for PgSideboardGuides {
                         .await?;
                     refresh_has_sideboard_guide(conn, &attached).await?;
                 }
-                load_detail(conn, id.0).await?.ok_or(Failure::NotFound)
+                let detail = load_detail(conn, id.0).await?.ok_or(Failure::NotFound)?;
+                events::insert(conn, &event).await?;
+                Ok(detail)
             })
             .await;
         match outcome {
@@ -575,7 +583,8 @@ impl SideboardGuideRepository for PgSideboardGuides {
         ))
     }
 
-    async fn attach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool> {
+    async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
+        let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
         conn.transaction(async |conn| {
             lock_guide(conn, id.0).await?;
@@ -592,6 +601,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             if inserted > 0 {
                 mark_edited(conn, id.0, at).await?;
                 refresh_has_sideboard_guide(conn, &[deck.0]).await?;
+                events::insert(conn, event).await?;
             }
             Ok::<_, diesel::result::Error>(inserted > 0)
         })
@@ -600,7 +610,8 @@ impl SideboardGuideRepository for PgSideboardGuides {
         .context("attaching a deck to a sideboard guide")
     }
 
-    async fn detach(&self, id: GuideId, deck: DeckId, at: OffsetDateTime) -> anyhow::Result<bool> {
+    async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
+        let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
         conn.transaction(async |conn| {
             lock_guide(conn, id.0).await?;
@@ -615,6 +626,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             if deleted > 0 {
                 mark_edited(conn, id.0, at).await?;
                 refresh_has_sideboard_guide(conn, &[deck.0]).await?;
+                events::insert(conn, event).await?;
             }
             Ok::<_, diesel::result::Error>(deleted > 0)
         })
@@ -627,8 +639,9 @@ impl SideboardGuideRepository for PgSideboardGuides {
         &self,
         id: GuideId,
         matchup: &NewMatchup,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<Matchup> {
+        let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
         let row = MatchupRow::new(id, matchup.id, &matchup.content, at)
             .context("serialising a matchup")?;
@@ -640,6 +653,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
                     .get_result(conn)
                     .await?;
                 mark_edited(conn, id.0, at).await?;
+                events::insert(conn, event).await?;
                 Ok::<_, diesel::result::Error>(stored)
             })
             .await
@@ -653,8 +667,9 @@ impl SideboardGuideRepository for PgSideboardGuides {
         id: GuideId,
         matchup: MatchupId,
         reviser: MatchupReviser,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> Result<Matchup, ReviseMatchupError> {
+        let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
         let outcome = conn
             .transaction(async move |conn| {
@@ -681,6 +696,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
                     .get_result(conn)
                     .await?;
                 mark_edited(conn, id.0, at).await?;
+                events::insert(conn, event).await?;
                 Ok::<_, diesel::result::Error>(Some(Ok(stored)))
             })
             .await
@@ -709,8 +725,9 @@ impl SideboardGuideRepository for PgSideboardGuides {
         &self,
         id: GuideId,
         matchup: MatchupId,
-        at: OffsetDateTime,
+        event: &EventRecord,
     ) -> anyhow::Result<bool> {
+        let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
         conn.transaction(async |conn| {
             let deleted = diesel::delete(
@@ -722,6 +739,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
             .await?;
             if deleted > 0 {
                 mark_edited(conn, id.0, at).await?;
+                events::insert(conn, event).await?;
             }
             Ok::<_, diesel::result::Error>(deleted > 0)
         })

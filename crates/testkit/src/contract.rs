@@ -15,6 +15,7 @@ use deckhand_domain::decks::{
     DeckQuery, DeckReader, DeckSort, HistoryType, Page, PageRequest, SortOrder, Visibility,
     trending,
 };
+use deckhand_domain::events::EventType;
 use deckhand_domain::idempotency::ports::{ClaimRequest, Claimed, KeyClaim, KeyRecord};
 use deckhand_domain::idempotency::{self, Fingerprint, IdempotencyKey, StoredResponse};
 use deckhand_domain::identity::ports::{
@@ -44,7 +45,8 @@ use uuid::Uuid;
 
 use crate::db::TestDb;
 use crate::fixtures::{
-    api_key_for, deck, now, partner_for, pat_for, printing, revision_of, update_to, user, username,
+    self, api_key_for, deck, now, partner_for, pat_for, printing, revision_of, update_to, user,
+    username,
 };
 use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
 use deckhand_domain::formats::{
@@ -157,6 +159,10 @@ macro_rules! repository_contract_suite {
             deck_likes_count_once_per_user_and_follow_the_sort,
             concurrent_likes_lose_nothing,
             guide_likes_count_once_per_user_for_visible_guides,
+            every_change_writes_its_event_and_a_refused_one_none,
+            the_feed_shows_each_reader_what_it_may_read_now,
+            pruned_events_expire_the_cursors_before_them,
+            a_waiting_reader_wakes_when_an_event_commits,
             // suite: end
         );
     };
@@ -175,6 +181,9 @@ macro_rules! repository_contract_suite {
 }
 
 pub type Outcome = anyhow::Result<()>;
+
+mod events;
+pub use events::*;
 
 pub async fn users_are_found_by_id_and_by_username(repos: &Repositories) -> Outcome {
     let alice = user("alice");
@@ -1047,6 +1056,7 @@ pub async fn revisions_bump_the_version_and_append_history(repos: &Repositories)
             is_archived: false,
             history_type: HistoryType::Rollback { restored_from: 1 },
             at: later,
+            origin: fixtures::origin(),
         })
     });
     repos.decks.revise(new.id, restore).await?;
@@ -1200,6 +1210,7 @@ pub async fn a_revision_clears_nullable_fields(repos: &Repositories) -> Outcome 
             is_archived: deck.is_archived,
             history_type: HistoryType::Update,
             at: deck.updated_at,
+            origin: fixtures::origin(),
         })
     });
     repos.decks.revise(new.id, clear).await?;
@@ -1260,6 +1271,7 @@ pub async fn a_refused_revision_changes_nothing(repos: &Repositories) -> Outcome
             is_archived: false,
             history_type: HistoryType::Update,
             at: deck.updated_at,
+            origin: fixtures::origin(),
         })
     });
     let outcome = repos.decks.revise(new.id, copy_provenance).await;
@@ -1747,7 +1759,13 @@ pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
         created_at: datetime!(2026-06-01 12:00:00.000_001 UTC),
         updated_at: datetime!(2026-06-01 12:00:00.000_001 UTC),
     };
-    let (stored, created) = repos.decks.put_guide(&first).await?;
+    let (stored, created) = repos
+        .decks
+        .put_guide(
+            &first,
+            &fixtures::change(EventType::DeckStrategyGuideUpdated, first.updated_at),
+        )
+        .await?;
     assert!(created);
     assert_eq!(stored, first);
     assert_eq!(repos.decks.guide(new.id).await?, Some(first.clone()));
@@ -1769,7 +1787,13 @@ pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
         updated_at: datetime!(2026-06-02 12:00 UTC),
         ..first.clone()
     };
-    let (stored, created) = repos.decks.put_guide(&replacement).await?;
+    let (stored, created) = repos
+        .decks
+        .put_guide(
+            &replacement,
+            &fixtures::change(EventType::DeckStrategyGuideUpdated, replacement.updated_at),
+        )
+        .await?;
     assert!(!created);
     assert_eq!(
         (stored.id, stored.created_at),
@@ -1781,8 +1805,24 @@ pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
         ("Plain.", replacement.updated_at)
     );
 
-    assert!(repos.decks.delete_guide(new.id).await?);
-    assert!(!repos.decks.delete_guide(new.id).await?);
+    assert!(
+        repos
+            .decks
+            .delete_guide(
+                new.id,
+                &fixtures::change(EventType::DeckStrategyGuideDeleted, fixtures::now())
+            )
+            .await?
+    );
+    assert!(
+        !repos
+            .decks
+            .delete_guide(
+                new.id,
+                &fixtures::change(EventType::DeckStrategyGuideDeleted, fixtures::now())
+            )
+            .await?
+    );
     assert!(repos.decks.guide(new.id).await?.is_none());
     assert!(
         !repos
@@ -2040,9 +2080,10 @@ pub async fn an_expired_signature_record_is_taken_over(repos: &Repositories) -> 
     Ok(())
 }
 
-fn new_guide(owner: &User, primary: DeckId, name: &str) -> NewGuide {
+pub(crate) fn new_guide(owner: &User, primary: DeckId, name: &str) -> NewGuide {
+    let id = GuideId(Uuid::now_v7());
     NewGuide {
-        id: GuideId(Uuid::now_v7()),
+        id,
         game: "mtg".into(),
         owner: owner.id,
         content: GuideContent {
@@ -2059,6 +2100,13 @@ fn new_guide(owner: &User, primary: DeckId, name: &str) -> NewGuide {
         primary_deck: primary,
         matchups: Vec::new(),
         created_at: now(),
+        event: deckhand_domain::sideboards::events::created(
+            &fixtures::origin(),
+            "mtg",
+            id,
+            primary,
+            now(),
+        ),
     }
 }
 
@@ -2086,11 +2134,12 @@ fn matchup(opponent: &str, archetype: Option<&str>, sort_order: i32) -> NewMatch
     }
 }
 
-fn set_archived(is_archived: bool, at: time::OffsetDateTime) -> GuideReviser {
+pub(crate) fn set_archived(is_archived: bool, at: time::OffsetDateTime) -> GuideReviser {
     Box::new(move |guide: &SideboardGuide| GuideRevision {
         content: guide.content.clone(),
         is_archived,
         at,
+        origin: fixtures::origin(),
     })
 }
 
@@ -2218,9 +2267,25 @@ pub async fn has_sideboard_guide_follows_attach_detach_archive_and_unarchive(
     let at = now();
 
     // b is attached to both guides.
-    assert!(repos.sideboard_guides.attach(first.id, b.id, at).await?);
     assert!(
-        !repos.sideboard_guides.attach(first.id, b.id, at).await?,
+        repos
+            .sideboard_guides
+            .attach(
+                first.id,
+                b.id,
+                &fixtures::change(EventType::GuideDeckAttached, at)
+            )
+            .await?
+    );
+    assert!(
+        !repos
+            .sideboard_guides
+            .attach(
+                first.id,
+                b.id,
+                &fixtures::change(EventType::GuideDeckAttached, at)
+            )
+            .await?,
         "attaching twice changes nothing"
     );
     let detail = repos
@@ -2259,11 +2324,36 @@ pub async fn has_sideboard_guide_follows_attach_detach_archive_and_unarchive(
     );
 
     assert!(
-        !repos.sideboard_guides.detach(first.id, a.id, at).await?,
+        !repos
+            .sideboard_guides
+            .detach(
+                first.id,
+                a.id,
+                &fixtures::change(EventType::GuideDeckDetached, at)
+            )
+            .await?,
         "the primary deck stays"
     );
-    assert!(repos.sideboard_guides.detach(first.id, b.id, at).await?);
-    assert!(!repos.sideboard_guides.detach(first.id, b.id, at).await?);
+    assert!(
+        repos
+            .sideboard_guides
+            .detach(
+                first.id,
+                b.id,
+                &fixtures::change(EventType::GuideDeckDetached, at)
+            )
+            .await?
+    );
+    assert!(
+        !repos
+            .sideboard_guides
+            .detach(
+                first.id,
+                b.id,
+                &fixtures::change(EventType::GuideDeckDetached, at)
+            )
+            .await?
+    );
     // The second guide, which still has b, is archived.
     assert_eq!(flags(repos, &[a.id, b.id]).await?, [true, false]);
     assert_eq!(names(&repos.decks.list(&with_flag(false)).await?), ["B"]);
@@ -2378,7 +2468,14 @@ pub async fn guide_lists_filter_sort_and_page_stably(repos: &Repositories) -> Ou
     }
     repos
         .sideboard_guides
-        .attach(ids[3], extra.id, created + time::Duration::days(1))
+        .attach(
+            ids[3],
+            extra.id,
+            &fixtures::change(
+                EventType::GuideDeckAttached,
+                created + time::Duration::days(1),
+            ),
+        )
         .await?;
     let with = |change: &dyn Fn(&mut GuideQuery)| {
         let mut query = guide_query(alice.id);
@@ -2495,7 +2592,11 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
     let new = matchup("Burn", Some("Aggro"), 3);
     let added = repos
         .sideboard_guides
-        .add_matchup(first.id, &new, added_at)
+        .add_matchup(
+            first.id,
+            &new,
+            &fixtures::change(EventType::GuideMatchupCreated, added_at),
+        )
         .await?;
     assert_eq!(
         (added.id, added.guide_id, added.created_at),
@@ -2515,7 +2616,7 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
                 special_card_overrides: Vec::new(),
                 ..content.clone()
             }),
-            edited_at,
+            &fixtures::change(EventType::GuideMatchupUpdated, edited_at),
         )
         .await?;
     assert_eq!(revised.content.difficulty, Difficulty::VeryEasy);
@@ -2532,25 +2633,42 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
 
     let elsewhere = repos
         .sideboard_guides
-        .revise_matchup(second.id, new.id, Box::new(|c| c.clone()), edited_at)
+        .revise_matchup(
+            second.id,
+            new.id,
+            Box::new(|c| c.clone()),
+            &fixtures::change(EventType::GuideMatchupUpdated, edited_at),
+        )
         .await;
     assert!(matches!(elsewhere, Err(ReviseMatchupError::NotFound)));
     assert!(
         !repos
             .sideboard_guides
-            .delete_matchup(second.id, new.id, edited_at)
+            .delete_matchup(
+                second.id,
+                new.id,
+                &fixtures::change(EventType::GuideMatchupDeleted, edited_at)
+            )
             .await?
     );
     assert!(
         repos
             .sideboard_guides
-            .delete_matchup(first.id, new.id, edited_at)
+            .delete_matchup(
+                first.id,
+                new.id,
+                &fixtures::change(EventType::GuideMatchupDeleted, edited_at)
+            )
             .await?
     );
     assert!(
         !repos
             .sideboard_guides
-            .delete_matchup(first.id, new.id, edited_at)
+            .delete_matchup(
+                first.id,
+                new.id,
+                &fixtures::change(EventType::GuideMatchupDeleted, edited_at)
+            )
             .await?
     );
     let detail = repos

@@ -1,5 +1,6 @@
 //! Domain values for tests, valid and unique unless a test says otherwise.
 
+use deckhand_domain::events::{Actor, EventId, EventRecord, EventType, Origin};
 use std::collections::BTreeMap;
 
 use deckhand_auth::TokenHash;
@@ -85,8 +86,9 @@ pub fn printing(card_id: Uuid, name: &str, set: &str, number: &str) -> CatalogEn
 /// A public `mtg` deck of `owner` named `name`, with no cards.
 pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck {
     use deckhand_domain::decks::{DeckContent, DeckId, DeckSummary, Provenance, Visibility};
+    let id = DeckId(Uuid::now_v7());
     deckhand_domain::decks::ports::NewDeck {
-        id: DeckId(Uuid::now_v7()),
+        id,
         game: "mtg".into(),
         owner: owner.id,
         content: DeckContent {
@@ -104,7 +106,22 @@ pub fn deck(owner: &User, name: &str) -> deckhand_domain::decks::ports::NewDeck 
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
         created_at: now(),
+        event: deckhand_domain::decks::events::created(&origin(), "mtg", id, None, now()),
     }
+}
+
+/// A change by an operator, with a new event id.
+pub fn origin() -> Origin {
+    Origin {
+        event_id: EventId(Uuid::now_v7()),
+        actor: Actor::operator(),
+    }
+}
+
+/// The record of a change of `event_type` in `mtg` at `at`, for store tests that only need the
+/// store to write what it is handed.
+pub fn change(event_type: EventType, at: time::OffsetDateTime) -> EventRecord {
+    origin().record(event_type, "mtg", None, at, serde_json::json!({}))
 }
 
 /// `deck` saved with `content` as `history_type` at `at`, the rest as it was.
@@ -121,6 +138,7 @@ pub fn revision_of(
         is_archived: deck.is_archived,
         history_type,
         at,
+        origin: origin(),
     }
 }
 

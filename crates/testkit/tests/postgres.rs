@@ -361,19 +361,13 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
     let url = db.url().to_owned();
     tokio::task::spawn_blocking(move || {
         let mut conn = blocking_connection(&url);
-        let reverted =
-            [(); 6].map(|()| conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
-        assert_eq!(
-            reverted,
-            [
-                "20261126000100",
-                "20261125000700",
-                "20261125000600",
-                "20261125000500",
-                "20261125000400",
-                "20261125000300"
-            ]
-        );
+        // Every migration down to and including the one that moved card lists into the
+        // history (later ones come and go without touching it).
+        let mut reverted = Vec::new();
+        while reverted.last().map(String::as_str) != Some("20261125000300") {
+            reverted.push(conn.revert_last_migration(MIGRATIONS).unwrap().to_string());
+        }
+        assert!(reverted.len() >= 6, "{reverted:?}");
     })
     .await
     .unwrap();

@@ -9,6 +9,7 @@ use deckhand_domain::decks::{
     Deck, DeckFilters, DeckId, DeckQuery, DeckReader, DeckSort, HistoryType, PageRequest,
     SortOrder, Visibility, trending,
 };
+use deckhand_domain::events::EventType;
 use deckhand_domain::identity::User;
 use deckhand_domain::ports::Repositories;
 use deckhand_domain::sideboards::ports::{GuideReviser, GuideRevision, NewGuide};
@@ -16,7 +17,7 @@ use deckhand_domain::sideboards::{
     GuideContent, GuideFilters, GuideId, GuideQuery, GuideSort, SideboardGuide,
 };
 use deckhand_testkit::db::TestDb;
-use deckhand_testkit::fixtures::{deck, revision_of, user};
+use deckhand_testkit::fixtures::{change, deck, origin, revision_of, user};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use time::macros::datetime;
@@ -260,6 +261,7 @@ fn guide_archived_at(at: OffsetDateTime) -> GuideReviser {
         content: guide.content.clone(),
         is_archived: true,
         at,
+        origin: origin(),
     })
 }
 
@@ -308,6 +310,7 @@ fn seed_values(world: &World) -> (Vec<User>, Vec<NewDeck>, Vec<NewGuide>) {
                 primary_deck: primary.id,
                 matchups: Vec::new(),
                 created_at: at_hour(spec.created_hour),
+                event: change(EventType::GuideCreated, at_hour(spec.created_hour)),
             }
         })
         .collect();

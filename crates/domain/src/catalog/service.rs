@@ -6,10 +6,10 @@ use std::sync::Arc;
 use futures_util::future::try_join;
 use uuid::Uuid;
 
-use crate::events::{EventType, Origin};
 use super::ports::CatalogRepository;
 use super::resolve::{self, Found};
 use super::{CardIdentifier, CatalogCounts, CatalogEntry, Format, Game, Printing, Resolution};
+use crate::events::{EventType, Origin};
 
 /// The most identifiers one resolution takes (contract: more is a 400).
 pub const MAX_IDENTIFIERS: usize = 1000;

@@ -43,9 +43,13 @@ pub fn saved(before: &Deck, revision: &Revision) -> EventRecord {
             json!({"version": version, "changed": changes(before, revision)}),
         ),
     };
-    revision
-        .origin
-        .record(event_type, &before.game, Some(before.id.0), revision.at, data)
+    revision.origin.record(
+        event_type,
+        &before.game,
+        Some(before.id.0),
+        revision.at,
+        data,
+    )
 }
 
 /// The names of the deck's top-level fields a revision changes, sorted.
@@ -64,14 +68,26 @@ pub fn changes(before: &Deck, revision: &Revision) -> Vec<&'static str> {
         ("cards", old.cards != new.cards),
         ("featured", old.featured != new.featured),
         ("is_archived", before.is_archived != revision.is_archived),
-        ("source_provider", was.source_provider != now.source_provider),
-        ("source_external_id", was.source_external_id != now.source_external_id),
+        (
+            "source_provider",
+            was.source_provider != now.source_provider,
+        ),
+        (
+            "source_external_id",
+            was.source_external_id != now.source_external_id,
+        ),
         (
             "source_external_version",
             was.source_external_version != now.source_external_version,
         ),
-        ("source_external_url", was.source_external_url != now.source_external_url),
-        ("source_imported_at", was.source_imported_at != now.source_imported_at),
+        (
+            "source_external_url",
+            was.source_external_url != now.source_external_url,
+        ),
+        (
+            "source_imported_at",
+            was.source_imported_at != now.source_imported_at,
+        ),
     ]
     .into_iter()
     .filter_map(|(name, differs)| differs.then_some(name))
@@ -95,4 +111,3 @@ pub fn strategy_guide(
     };
     origin.record(event_type, game, Some(deck.0), at, json!({}))
 }
-

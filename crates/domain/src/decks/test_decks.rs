@@ -6,6 +6,7 @@ use time::OffsetDateTime;
 use super::model::{Deck, DeckCard, DeckContent, DeckId, DeckSummary, Provenance, Visibility};
 use super::ports::NewDeck;
 use crate::catalog::{Game, Section};
+use crate::events::{Actor, EventId, Origin};
 use crate::identity::{UserId, Username};
 
 /// mtg as `migrations/2026-11-21-000100_catalog` seeds it: its sections in game order (the
@@ -63,6 +64,16 @@ pub(crate) fn deck(
         summary: DeckSummary::default(),
         provenance: Provenance::manual(),
         created_at: at,
+        event: super::events::created(
+            &Origin {
+                event_id: EventId(id.0),
+                actor: Actor::operator(),
+            },
+            "mtg",
+            id,
+            None,
+            at,
+        ),
     };
     new.as_inserted(Username::parse(username).expect("a valid username"))
 }

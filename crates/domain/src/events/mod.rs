@@ -18,4 +18,7 @@ pub use query::{
     DEFAULT_FEED_LIMIT, FEED_SCAN_WINDOW, FeedPage, FeedQuery, FeedReader, FeedScan,
     MAX_FEED_LIMIT, MAX_FEED_WAIT, SubjectAccess, TypeFilter, UnknownEventType,
 };
-pub use service::{EventError, EventService, FeedRequest};
+pub use service::{EventError, EventService, FeedRequest, PRUNE_BATCH};
+
+#[cfg(test)]
+mod tests;

@@ -104,7 +104,10 @@ impl Actor {
     pub fn of(principal: &Principal) -> Self {
         Self {
             user_id: principal.user.as_ref().map(|user| user.id),
-            partner: principal.partner.as_ref().map(|partner| partner.slug.clone()),
+            partner: principal
+                .partner
+                .as_ref()
+                .map(|partner| partner.slug.clone()),
         }
     }
 
@@ -151,8 +154,6 @@ impl Origin {
         }
     }
 }
-
-
 
 /// One committed change, as a store writes it with the change; the log gives it its
 /// `sequence` ([`Event`]). `data` is thin (contract "Events"): ids and what changed, never

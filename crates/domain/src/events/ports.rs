@@ -31,8 +31,7 @@ pub trait EventRepository: Send + Sync {
 
     /// The read state of a deck or guide now (`None`: there is none such), for judging one
     /// event the way the feed would (webhook delivery).
-    async fn subject(&self, kind: SubjectKind, id: Uuid)
-        -> anyhow::Result<Option<SubjectAccess>>;
+    async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>>;
 
     /// Every event after `sequence` in ascending order, at most `limit`, whatever its game or
     /// subject: what webhook dispatch reads.

@@ -34,7 +34,11 @@ impl TypeFilter {
     /// Comma-separated names and prefixes; an empty list means every type.
     pub fn parse(list: &str) -> Result<Self, UnknownEventType> {
         let mut wanted = BTreeSet::new();
-        for entry in list.split(',').map(str::trim).filter(|entry| !entry.is_empty()) {
+        for entry in list
+            .split(',')
+            .map(str::trim)
+            .filter(|entry| !entry.is_empty())
+        {
             let matching: Vec<EventType> = match entry.strip_suffix('*') {
                 Some(prefix) if prefix.ends_with('.') => EventType::in_feed()
                     .filter(|kind| kind.as_str().starts_with(prefix))
@@ -158,7 +162,10 @@ impl FeedScan {
         let limit = query.limit as usize;
         let page = if self.readable.len() > limit {
             self.readable.truncate(limit);
-            let next = self.readable.last().map_or(query.after.sequence, |event| event.sequence);
+            let next = self
+                .readable
+                .last()
+                .map_or(query.after.sequence, |event| event.sequence);
             FeedPage {
                 events: self.readable,
                 has_more: true,

@@ -34,11 +34,30 @@ pub struct FeedRequest {
 pub struct EventService {
     events: Arc<dyn EventRepository>,
     clock: Arc<dyn Clock>,
+    retention: time::Duration,
 }
 
+/// How many events one pruning statement deletes at most, so it never holds locks long.
+pub const PRUNE_BATCH: u32 = 1000;
+
 impl EventService {
-    pub fn new(events: Arc<dyn EventRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self { events, clock }
+    pub fn new(
+        events: Arc<dyn EventRepository>,
+        clock: Arc<dyn Clock>,
+        retention: time::Duration,
+    ) -> Self {
+        Self {
+            events,
+            clock,
+            retention,
+        }
+    }
+
+    /// Deletes one batch of events older than the retention; how many (fewer than a batch:
+    /// nothing older is left).
+    pub async fn prune_batch(&self) -> anyhow::Result<u64> {
+        let before = self.clock.now() - self.retention;
+        self.events.prune(before, PRUNE_BATCH).await
     }
 
     /// A page of `game`'s feed as `principal` may read it now. With a wait and nothing new,

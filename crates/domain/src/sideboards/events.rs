@@ -69,7 +69,13 @@ pub fn deck_membership(
     } else {
         EventType::GuideDeckDetached
     };
-    origin.record(event_type, game, Some(guide.0), at, json!({"deck_id": deck.0}))
+    origin.record(
+        event_type,
+        game,
+        Some(guide.0),
+        at,
+        json!({"deck_id": deck.0}),
+    )
 }
 
 /// A matchup of a guide created, updated or deleted (`event_type` says which).
@@ -89,4 +95,3 @@ pub fn matchup(
         json!({"matchup_id": matchup.0}),
     )
 }
-

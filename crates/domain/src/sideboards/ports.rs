@@ -111,14 +111,12 @@ pub trait SideboardGuideRepository: Send + Sync {
     /// and sets the deck's `has_sideboard_guide` when the guide is not archived, in
     /// one transaction. False (and nothing changes) when the deck was attached already. The
     /// guide and the deck exist (the service checked).
-    async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord)
-        -> anyhow::Result<bool>;
+    async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool>;
 
     /// Detaches `deck` unless it is the primary deck, marks the guide edited and recomputes
     /// the deck's `has_sideboard_guide`, in one transaction. False (and nothing changes) when
     /// the deck is not attached, or is the primary deck.
-    async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord)
-        -> anyhow::Result<bool>;
+    async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool>;
 
     /// Records `user`'s like of the guide (`liked`) or withdraws it, moving the guide's `likes`
     /// counter in the same statement (never its `editedAt`): idempotent per user, and

@@ -4,16 +4,16 @@
 use std::sync::Arc;
 
 use crate::catalog::Game;
-use crate::events::{EventRecord, EventType, Origin};
 use crate::decks::ports::DeckRepository;
 use crate::decks::{Deck, DeckId, Page};
+use crate::events::{EventRecord, EventType, Origin};
 use crate::identity::{Principal, UserId};
 use crate::likes::{LikeError, liker};
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
 
-use super::events;
 use super::changes::{GuideChanges, MatchupChanges, NewGuideInput, deck_id};
+use super::events;
 use super::model::{GuideDetail, GuideId, Matchup, MatchupId, SideboardGuide};
 use super::ports::{
     GuideReviser, GuideRevision, MatchupReviser, NewGuide, NewMatchup, ReviseGuideError,
@@ -291,7 +291,13 @@ impl SideboardGuideService {
             id: MatchupId(self.system.ids.new_id()),
             content,
         };
-        let event = self.matchup_event(principal, game, id, matchup.id, EventType::GuideMatchupCreated);
+        let event = self.matchup_event(
+            principal,
+            game,
+            id,
+            matchup.id,
+            EventType::GuideMatchupCreated,
+        );
         Ok(self.guides.add_matchup(id, &matchup, &event).await?)
     }
 
@@ -307,7 +313,8 @@ impl SideboardGuideService {
         let checked = changes.check_patch()?;
         self.owned(principal, game, id).await?;
         let reviser: MatchupReviser = Box::new(move |content| checked.apply(content.clone()));
-        let event = self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupUpdated);
+        let event =
+            self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupUpdated);
         Ok(self
             .guides
             .revise_matchup(id, matchup, reviser, &event)
@@ -323,7 +330,8 @@ impl SideboardGuideService {
         matchup: MatchupId,
     ) -> Result<(), GuideError> {
         self.owned(principal, game, id).await?;
-        let event = self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupDeleted);
+        let event =
+            self.matchup_event(principal, game, id, matchup, EventType::GuideMatchupDeleted);
         if self.guides.delete_matchup(id, matchup, &event).await? {
             Ok(())
         } else {
@@ -406,7 +414,7 @@ impl SideboardGuideService {
 mod tests {
     use std::sync::Arc;
 
-    use mockall::predicate::eq;
+    use mockall::predicate::{eq, function};
     use time::macros::datetime;
     use uuid::Uuid;
 
@@ -760,7 +768,9 @@ mod tests {
             .with(
                 eq(GuideId(Uuid::from_u128(100))),
                 eq(DeckId(Uuid::from_u128(11))),
-                eq(NOW),
+                function(|event: &EventRecord| {
+                    event.occurred_at == NOW && event.event_type == EventType::GuideDeckDetached
+                }),
             )
             .times(1)
             .returning(|_, _, _| Ok(false));
@@ -794,7 +804,9 @@ mod tests {
             .with(
                 eq(GuideId(Uuid::from_u128(100))),
                 eq(DeckId(Uuid::from_u128(20))),
-                eq(NOW),
+                function(|event: &EventRecord| {
+                    event.occurred_at == NOW && event.event_type == EventType::GuideDeckAttached
+                }),
             )
             .times(1)
             .returning(|_, _, _| Ok(true));

@@ -4,5 +4,6 @@
 pub(crate) mod cards;
 pub(crate) mod decks;
 pub(crate) mod envelope;
+pub(crate) mod events;
 pub(crate) mod formats;
 pub(crate) mod games;

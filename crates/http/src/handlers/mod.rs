@@ -3,6 +3,7 @@
 pub(crate) mod cards;
 pub(crate) mod decks;
 pub(crate) mod docs;
+pub(crate) mod events;
 pub(crate) mod games;
 pub(crate) mod health;
 pub(crate) mod likes;

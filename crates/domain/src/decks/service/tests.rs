@@ -15,6 +15,7 @@ use crate::catalog::{CardIdentifier, CatalogEntry, Preference};
 use crate::decks::Author;
 use crate::decks::ports::MockDeckRepository;
 use crate::decks::test_decks::mtg;
+use crate::events::EventType;
 use crate::identity::{Lane, PartnerRef, PrincipalUser, Scopes, Tier, Username};
 use crate::system::{FixedClock, MockIdGenerator, MockRandom};
 use crate::validation::FieldViolation;
@@ -1049,9 +1050,15 @@ fn a_guide_is_written_by_the_owner_only_at_the_clock_time() {
         .returning(move |_| Ok(Some(deck.clone())));
     decks
         .expect_put_guide()
-        .withf(|guide| guide.created_at == NOW && guide.updated_at == NOW)
+        .withf(|guide, event| {
+            guide.created_at == NOW
+                && guide.updated_at == NOW
+                && event.occurred_at == NOW
+                && event.event_type == EventType::DeckStrategyGuideUpdated
+                && event.subject_id == Some(guide.deck_id.0)
+        })
         .times(1)
-        .returning(|guide| Ok((guide.clone(), true)));
+        .returning(|guide, _| Ok((guide.clone(), true)));
     let service = service_over(decks);
     let input = || GuideInput {
         content_type: "markdown".into(),

@@ -1,0 +1,3 @@
+//! The events feed (contract "Events").
+
+pub(crate) mod feed;

@@ -1,0 +1,148 @@
+//! The event log in memory. Events are numbered under the store's mutex, in the same section
+//! as the change they record, so commit order and sequence order are one; a watch channel wakes
+//! the feed readers waiting for news.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deckhand_domain::events::ports::EventRepository;
+use deckhand_domain::events::{
+    Event, EventRecord, FEED_SCAN_WINDOW, FeedQuery, FeedScan, SubjectAccess, SubjectKind,
+};
+use time::OffsetDateTime;
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::{State, Store};
+
+#[derive(Debug)]
+pub(crate) struct Tables {
+    log: VecDeque<Event>,
+    last_sequence: i64,
+    pruned_through: i64,
+    news: watch::Sender<i64>,
+}
+
+impl Default for Tables {
+    fn default() -> Self {
+        Self {
+            log: VecDeque::new(),
+            last_sequence: 0,
+            pruned_through: 0,
+            news: watch::Sender::new(0),
+        }
+    }
+}
+
+impl Tables {
+    /// Writes `record` as the next event: called in the section that makes its change.
+    pub(crate) fn record(&mut self, record: &EventRecord) {
+        self.last_sequence += 1;
+        self.log.push_back(Event {
+            sequence: self.last_sequence,
+            record: record.clone(),
+        });
+        self.news.send_replace(self.last_sequence);
+    }
+}
+
+/// The read state of a subject now.
+fn subject(state: &State, kind: SubjectKind, id: Uuid) -> Option<SubjectAccess> {
+    match kind {
+        SubjectKind::Deck => state
+            .decks
+            .deck(deckhand_domain::decks::DeckId(id))
+            .map(|deck| SubjectAccess {
+                visibility: deck.content.visibility,
+                owner: deck.author.id,
+                is_archived: deck.is_archived,
+            }),
+        SubjectKind::SideboardGuide => state
+            .sideboards
+            .guide(deckhand_domain::sideboards::GuideId(id))
+            .map(|guide| SubjectAccess {
+                visibility: guide.content.visibility,
+                owner: guide.author.id,
+                is_archived: guide.is_archived,
+            }),
+        SubjectKind::Catalog => None,
+    }
+}
+
+pub(crate) struct MemoryEvents(pub(crate) Store);
+
+#[async_trait]
+impl EventRepository for MemoryEvents {
+    async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan> {
+        let state = self.0.lock();
+        let events = &state.events;
+        let scanned: Vec<&Event> = events
+            .log
+            .iter()
+            .filter(|event| {
+                event.sequence > query.after.sequence
+                    && event.record.game == query.game
+                    && query.types.admits(event.record.event_type)
+            })
+            .take(FEED_SCAN_WINDOW as usize)
+            .collect();
+        let readable = scanned
+            .iter()
+            .filter(|event| {
+                let kind = event.record.subject_kind();
+                let now = event
+                    .record
+                    .subject_id
+                    .and_then(|id| subject(&state, kind, id));
+                query.reader.admits(kind, now)
+            })
+            .take(query.limit as usize + 1)
+            .map(|event| (*event).clone())
+            .collect();
+        Ok(FeedScan {
+            readable,
+            scanned: u32::try_from(scanned.len()).unwrap_or(FEED_SCAN_WINDOW),
+            scanned_through: scanned.last().map(|event| event.sequence),
+            last_sequence: events.last_sequence,
+            pruned_through: events.pruned_through,
+        })
+    }
+
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
+        let mut news = self.0.lock().events.news.subscribe();
+        let _ = tokio::time::timeout(timeout, news.wait_for(|last| *last > sequence)).await;
+        Ok(())
+    }
+
+    async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
+        Ok(subject(&self.0.lock(), kind, id))
+    }
+
+    async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>> {
+        let state = self.0.lock();
+        Ok(state
+            .events
+            .log
+            .iter()
+            .filter(|event| event.sequence > sequence)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+
+    async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
+        let mut state = self.0.lock();
+        let events = &mut state.events;
+        let mut pruned = 0;
+        while pruned < u64::from(limit)
+            && let Some(oldest) = events.log.front()
+            && oldest.record.occurred_at < before
+        {
+            events.pruned_through = events.pruned_through.max(oldest.sequence);
+            events.log.pop_front();
+            pruned += 1;
+        }
+        Ok(pruned)
+    }
+}

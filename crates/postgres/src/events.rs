@@ -1,0 +1,463 @@
+//! The event log over PostgreSQL (docs/events.md).
+//!
+//! **Numbering.** An event is written by one statement ([`numbered_insert_ctes`]) that bumps the
+//! single counter row of `event_log` and inserts the event under the new value. The counter's
+//! row lock is held until the writing transaction ends, so the transaction holding sequence
+//! `n` has committed (and is visible) before any other can take `n + 1`: sequences become
+//! visible in ascending order, with no gap that could fill in later behind a reader's cursor.
+//! A plain `bigserial` would not do: its values are taken before commit, so a transaction
+//! that took 7 can commit after one that took 8 was read. The lock is taken by the last
+//! statement of each writing transaction, so it is held for the commit alone.
+//!
+//! **Waking.** A trigger notifies `deckhand_events` with the sequence when an event commits;
+//! every instance listens ([`EventNews`]) and wakes its long-polling readers.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deckhand_domain::events::ports::EventRepository;
+use deckhand_domain::events::{
+    Actor, Event, EventId, EventRecord, EventType, FEED_SCAN_WINDOW, FeedQuery, FeedScan,
+    SubjectAccess, SubjectKind,
+};
+use deckhand_domain::identity::UserId;
+use deckhand_domain::readable::{Reach, Visibility};
+use diesel::pg::Pg;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::{Int8, Jsonb, Nullable, Text, Timestamptz, Uuid as SqlUuid};
+use diesel::{OptionalExtension as _, QueryResult, QueryableByName};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use time::OffsetDateTime;
+use tokio::sync::watch;
+use uuid::Uuid;
+
+use crate::error;
+use crate::listener::{self, Invalidate};
+use crate::pool::{Pool, checkout};
+use crate::rules::{Conditions, readable_sql};
+use crate::statement::{Bind, Statement};
+
+/// An event's columns, owned, to bind into the statement that writes it.
+pub(crate) struct EventColumns {
+    id: Uuid,
+    event_type: &'static str,
+    subject_kind: &'static str,
+    game: String,
+    occurred_at: OffsetDateTime,
+    subject_id: Option<Uuid>,
+    actor_user_id: Option<Uuid>,
+    actor_partner: Option<String>,
+    data: serde_json::Value,
+}
+
+impl From<&EventRecord> for EventColumns {
+    fn from(event: &EventRecord) -> Self {
+        Self {
+            id: event.id.0,
+            event_type: event.event_type.as_str(),
+            subject_kind: event.subject_kind().as_str(),
+            game: event.game.clone(),
+            occurred_at: event.occurred_at,
+            subject_id: event.subject_id,
+            actor_user_id: event.actor.user_id.map(|user| user.0),
+            actor_partner: event.actor.partner.clone(),
+            data: event.data.clone(),
+        }
+    }
+}
+
+/// Pushes `numbered AS (...), written_event AS (...)`: the CTEs that number and insert `event`,
+/// for a statement that starts `WITH` and continues with `, ` or its main query. With
+/// `only_if`, the name of a CTE of the same statement, the event is written only when that
+/// CTE returned a row (the change happened).
+pub(crate) fn numbered_insert_ctes<'b>(
+    event: &'b EventColumns,
+    only_if: Option<&str>,
+    mut out: AstPass<'_, 'b, Pg>,
+) -> QueryResult<()> {
+    out.push_sql("numbered AS (UPDATE event_log SET last_sequence = last_sequence + 1");
+    if let Some(cte) = only_if {
+        out.push_sql(" WHERE EXISTS (SELECT 1 FROM ");
+        out.push_sql(cte);
+        out.push_sql(")");
+    }
+    out.push_sql(
+        " RETURNING last_sequence), written_event AS (INSERT INTO events (sequence, id, type, \
+         subject_kind, game, occurred_at, subject_id, actor_user_id, actor_partner, data) \
+         SELECT last_sequence, ",
+    );
+    out.push_bind_param::<SqlUuid, _>(&event.id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Text, _>(event.event_type)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Text, _>(event.subject_kind)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Text, _>(&event.game)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Timestamptz, _>(&event.occurred_at)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Nullable<SqlUuid>, _>(&event.subject_id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Nullable<SqlUuid>, _>(&event.actor_user_id)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Nullable<Text>, _>(&event.actor_partner)?;
+    out.push_sql(", ");
+    out.push_bind_param::<Jsonb, _>(&event.data)?;
+    out.push_sql(" FROM numbered)");
+    Ok(())
+}
+
+/// `query` (an INSERT, UPDATE or DELETE) with `event` written by the same statement: a write
+/// and its event for no extra round trip.
+pub(crate) struct WithEvent<Q> {
+    event: EventColumns,
+    query: Q,
+}
+
+impl<Q> WithEvent<Q> {
+    pub(crate) fn new(event: &EventRecord, query: Q) -> Self {
+        Self {
+            event: event.into(),
+            query,
+        }
+    }
+}
+
+impl<Q: QueryFragment<Pg>> QueryFragment<Pg> for WithEvent<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        numbered_insert_ctes(&self.event, None, out.reborrow())?;
+        out.push_sql(" ");
+        self.query.walk_ast(out)
+    }
+}
+
+impl<Q> QueryId for WithEvent<Q> {
+    type QueryId = ();
+    // Cached by its SQL text.
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+/// Writes `event` as the next in commit order: one statement, best the last of its
+/// transaction (the counter's row lock is held from here to the commit).
+pub(crate) async fn insert(conn: &mut AsyncPgConnection, event: &EventRecord) -> QueryResult<()> {
+    WithEvent::new(event, diesel::dsl::sql_query("SELECT 1"))
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// One row of a feed scan: the scan's figures, and a readable event when there is one.
+#[derive(Debug, QueryableByName)]
+struct ScanRow {
+    #[diesel(sql_type = Int8)]
+    last_sequence: i64,
+    #[diesel(sql_type = Int8)]
+    pruned_through: i64,
+    #[diesel(sql_type = Int8)]
+    scanned: i64,
+    #[diesel(sql_type = Nullable<Int8>)]
+    scanned_through: Option<i64>,
+    #[diesel(embed)]
+    event: MaybeEventRow,
+}
+
+#[derive(Debug, QueryableByName)]
+struct MaybeEventRow {
+    #[diesel(sql_type = Nullable<Int8>)]
+    sequence: Option<i64>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    type_: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    game: Option<String>,
+    #[diesel(sql_type = Nullable<Timestamptz>)]
+    occurred_at: Option<OffsetDateTime>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    subject_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    actor_user_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    actor_partner: Option<String>,
+    #[diesel(sql_type = Nullable<Jsonb>)]
+    data: Option<serde_json::Value>,
+}
+
+#[derive(Debug, QueryableByName)]
+struct EventRow {
+    #[diesel(sql_type = Int8)]
+    sequence: i64,
+    #[diesel(sql_type = SqlUuid)]
+    id: Uuid,
+    #[diesel(sql_type = Text)]
+    type_: String,
+    #[diesel(sql_type = Text)]
+    game: String,
+    #[diesel(sql_type = Timestamptz)]
+    occurred_at: OffsetDateTime,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    subject_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    actor_user_id: Option<Uuid>,
+    #[diesel(sql_type = Nullable<Text>)]
+    actor_partner: Option<String>,
+    #[diesel(sql_type = Jsonb)]
+    data: serde_json::Value,
+}
+
+impl EventRow {
+    fn into_domain(self) -> anyhow::Result<Event> {
+        let event_type = EventType::parse(&self.type_).ok_or_else(|| {
+            anyhow::anyhow!("event {} has an unknown type {:?}", self.id, self.type_)
+        })?;
+        Ok(Event {
+            sequence: self.sequence,
+            record: EventRecord {
+                id: EventId(self.id),
+                event_type,
+                game: self.game,
+                occurred_at: self.occurred_at,
+                subject_id: self.subject_id,
+                actor: Actor {
+                    user_id: self.actor_user_id.map(UserId),
+                    partner: self.actor_partner,
+                },
+                data: self.data,
+            },
+        })
+    }
+}
+
+impl MaybeEventRow {
+    fn into_row(self) -> Option<EventRow> {
+        Some(EventRow {
+            sequence: self.sequence?,
+            id: self.id?,
+            type_: self.type_?,
+            game: self.game?,
+            occurred_at: self.occurred_at?,
+            subject_id: self.subject_id,
+            actor_user_id: self.actor_user_id,
+            actor_partner: self.actor_partner,
+            data: self.data?,
+        })
+    }
+}
+
+const EVENT_COLUMNS: &str = "sequence, id, type AS type_, game, occurred_at, subject_id, \
+                             actor_user_id, actor_partner, data";
+
+/// The feed scan of `query` as one statement: the window of events looked at, the readable
+/// ones among them (judged by the read rule of `rules`, on the subjects as they are now), and
+/// the log's figures, all in one snapshot.
+fn scan_statement(query: &FeedQuery) -> Statement {
+    let mut conditions = Conditions::default();
+    let game = conditions.param(Bind::Text(query.game.clone()));
+    let after = conditions.param(Bind::Int(query.after.sequence));
+    let types = match query.types.named() {
+        Some(types) => {
+            let names = types.iter().map(|kind| kind.as_str().to_owned()).collect();
+            let placeholder = conditions.param(Bind::Texts(names));
+            format!(" AND e.type = ANY({placeholder})")
+        }
+        None => " AND e.type <> 'webhook.ping'".to_owned(),
+    };
+    let reader = query.reader;
+    let viewer = reader
+        .viewer
+        .map(|viewer| conditions.param(Bind::Uuid(viewer.0)));
+    let mut readable = vec!["s.subject_kind = 'catalog'".to_owned()];
+    for (kind, alias, wanted) in [
+        (SubjectKind::Deck, "d", reader.deck_events),
+        (SubjectKind::SideboardGuide, "g", reader.guide_events),
+    ] {
+        if wanted {
+            let rule = readable_sql(alias, Reach::ById, viewer.as_deref());
+            readable.push(format!(
+                "(s.subject_kind = '{}' AND {alias}.id IS NOT NULL AND {rule})",
+                kind.as_str()
+            ));
+        }
+    }
+    let limit = conditions.param(Bind::Int(i64::from(query.limit) + 1));
+    conditions.statement(format!(
+        "WITH scanned AS (SELECT e.* FROM events e WHERE e.game = {game} AND e.sequence > {after}\
+         {types} ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}), \
+         readable AS (SELECT s.* FROM scanned s \
+         LEFT JOIN decks d ON s.subject_kind = 'deck' AND d.id = s.subject_id \
+         LEFT JOIN sideboard_guides g ON s.subject_kind = 'sideboard_guide' AND g.id = s.subject_id \
+         WHERE {} ORDER BY s.sequence LIMIT {limit}) \
+         SELECT l.last_sequence, l.pruned_through, \
+         (SELECT count(*) FROM scanned) AS scanned, \
+         (SELECT max(sequence) FROM scanned) AS scanned_through, \
+         r.sequence, r.id, r.type AS type_, r.game, r.occurred_at, r.subject_id, \
+         r.actor_user_id, r.actor_partner, r.data \
+         FROM event_log l LEFT JOIN readable r ON true ORDER BY r.sequence",
+        readable.join(" OR ")
+    ))
+}
+
+/// The newest sequence this instance has heard of, and a count of the times its listener
+/// (re)connected or dropped, after which nothing it heard before can be trusted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Heard {
+    sequence: i64,
+    resets: u64,
+}
+
+/// What the `deckhand_events` listener tells the feed readers of this instance.
+pub(crate) struct EventNews {
+    heard: watch::Sender<Heard>,
+}
+
+impl Invalidate for EventNews {
+    fn invalidate(&self, _listening: bool) {
+        self.heard.send_modify(|heard| heard.resets += 1);
+    }
+
+    fn notified(&self, payload: &str) {
+        if let Ok(sequence) = payload.parse::<i64>() {
+            self.heard.send_if_modified(|heard| {
+                let newer = sequence > heard.sequence;
+                heard.sequence = heard.sequence.max(sequence);
+                newer
+            });
+        }
+    }
+}
+
+pub(crate) struct PgEvents {
+    pool: Pool,
+    news: Arc<EventNews>,
+}
+
+impl PgEvents {
+    /// The log over `pool`, with its listener running for as long as the log lives.
+    pub(crate) fn new(pool: Pool) -> Self {
+        let news = Arc::new(EventNews {
+            heard: watch::Sender::new(Heard::default()),
+        });
+        listener::spawn(
+            "deckhand_events",
+            Arc::downgrade(&news) as Weak<EventNews>,
+            pool.clone(),
+        );
+        Self { pool, news }
+    }
+}
+
+#[async_trait]
+impl EventRepository for PgEvents {
+    async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<ScanRow> = scan_statement(query)
+            .load(&mut conn)
+            .await
+            .map_err(error::query)?;
+        let first = <[ScanRow]>::first(&rows)
+            .ok_or_else(|| anyhow::anyhow!("the event log has no counter row"))?;
+        let (last_sequence, pruned_through) = (first.last_sequence, first.pruned_through);
+        let (scanned, scanned_through) = (first.scanned, first.scanned_through);
+        let readable = rows
+            .into_iter()
+            .filter_map(|row| row.event.into_row())
+            .map(EventRow::into_domain)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(FeedScan {
+            readable,
+            scanned: u32::try_from(scanned).unwrap_or(FEED_SCAN_WINDOW),
+            scanned_through,
+            last_sequence,
+            pruned_through,
+        })
+    }
+
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
+        let mut heard = self.news.heard.subscribe();
+        let start = *heard.borrow_and_update();
+        if start.sequence > sequence {
+            return Ok(());
+        }
+        // Any change (news, or the listener dropping or reconnecting) ends the wait: the
+        // reader reads again and, finding nothing, waits again.
+        let _ = tokio::time::timeout(timeout, heard.changed()).await;
+        Ok(())
+    }
+
+    async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
+        let table = match kind {
+            SubjectKind::Deck => "decks",
+            SubjectKind::SideboardGuide => "sideboard_guides",
+            SubjectKind::Catalog => return Ok(None),
+        };
+        let mut conn = checkout(&self.pool).await?;
+        let row: Option<SubjectRow> = Statement::new(
+            format!("SELECT visibility, owner_id, is_archived FROM {table} WHERE id = $1"),
+            vec![Bind::Uuid(id)],
+        )
+        .get_result(&mut conn)
+        .await
+        .optional()
+        .map_err(error::query)?;
+        row.map(|row| {
+            let visibility = Visibility::from_stored(&row.visibility).ok_or_else(|| {
+                anyhow::anyhow!("{table} {id} has visibility {:?}", row.visibility)
+            })?;
+            Ok(SubjectAccess {
+                visibility,
+                owner: UserId(row.owner_id),
+                is_archived: row.is_archived,
+            })
+        })
+        .transpose()
+    }
+
+    async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<EventRow> = Statement::new(
+            format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2"
+            ),
+            vec![Bind::Int(sequence), Bind::Int(i64::from(limit))],
+        )
+        .load(&mut conn)
+        .await
+        .map_err(error::query)?;
+        rows.into_iter().map(EventRow::into_domain).collect()
+    }
+
+    async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
+        let mut conn = checkout(&self.pool).await?;
+        // Oldest first, so what is left is always every event after `pruned_through`.
+        let pruned = Statement::new(
+            "WITH pruned AS (DELETE FROM events WHERE sequence IN (SELECT sequence FROM events \
+             WHERE occurred_at < $1 ORDER BY sequence LIMIT $2) RETURNING sequence) \
+             UPDATE event_log SET pruned_through = greatest(pruned_through, \
+             (SELECT coalesce(max(sequence), 0) FROM pruned)) \
+             RETURNING (SELECT count(*) FROM pruned) AS pruned",
+            vec![Bind::Time(before), Bind::Int(i64::from(limit))],
+        )
+        .get_result::<PrunedRow>(&mut conn)
+        .await
+        .map_err(error::query)?;
+        Ok(u64::try_from(pruned.pruned).unwrap_or_default())
+    }
+}
+
+#[derive(Debug, QueryableByName)]
+struct SubjectRow {
+    #[diesel(sql_type = Text)]
+    visibility: String,
+    #[diesel(sql_type = SqlUuid)]
+    owner_id: Uuid,
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    is_archived: bool,
+}
+
+#[derive(Debug, QueryableByName)]
+struct PrunedRow {
+    #[diesel(sql_type = Int8)]
+    pruned: i64,
+}
