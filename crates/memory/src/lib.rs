@@ -16,6 +16,7 @@ mod list;
 mod oauth;
 mod partners;
 mod sideboards;
+mod webhooks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -35,6 +36,7 @@ struct State {
     sideboards: sideboards::Tables,
     idempotency: idempotency::Tables,
     events: events::Tables,
+    webhooks: webhooks::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -116,6 +118,7 @@ pub fn repositories() -> Repositories {
         health: Arc::new(health::MemoryHealth),
         catalog: Arc::new(catalog::MemoryCatalog(store.clone())),
         idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store.clone())),
-        events: Arc::new(events::MemoryEvents(store)),
+        events: Arc::new(events::MemoryEvents(store.clone())),
+        webhooks: Arc::new(webhooks::MemoryWebhooks(store)),
     }
 }

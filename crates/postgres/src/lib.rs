@@ -32,6 +32,7 @@ mod stored;
 mod user_row;
 mod usernames;
 mod users;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -65,6 +66,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         oauth: Arc::new(oauth::PgOAuthRepository { pool: pool.clone() }),
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
         events: Arc::new(events::PgEvents::new(pool.clone())),
+        webhooks: Arc::new(webhooks::PgWebhookRepository::new(pool.clone())),
         health: Arc::new(health::PgHealth { pool }),
     }
 }
