@@ -45,7 +45,9 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         body_timeout: settings.limits.client_request_timeout(),
     };
     spawn_pruning(services.clone());
-    let state = http_state(services, config)?;
+    let state = http_state(crate::webhooks::with_dns(services), config)?;
+    // Runs beside the HTTP server for the life of the process.
+    let _webhooks = crate::webhooks::start(&state, usize::from(settings.webhooks.concurrency));
     let options = ServerOptions {
         workers: settings.workers.map(usize::from),
         limits: settings.limits,
@@ -80,6 +82,20 @@ fn spawn_pruning(services: Services) {
                     Ok(deleted) => tracing::debug!(deleted, "pruned events past retention"),
                     Err(error) => {
                         tracing::warn!(error = format!("{error:#}"), "pruning events failed")
+                    }
+                }
+                break;
+            }
+            // Ended webhook deliveries past retention, the same way.
+            loop {
+                match services.webhooks.prune(PRUNE_BATCH).await {
+                    Ok(deleted) if deleted >= u64::from(PRUNE_BATCH) => continue,
+                    Ok(deleted) => tracing::debug!(deleted, "pruned old webhook deliveries"),
+                    Err(error) => {
+                        tracing::warn!(
+                            error = format!("{error:#}"),
+                            "pruning webhook deliveries failed"
+                        )
                     }
                 }
                 break;

@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.1.0",
+        version = "1.2.0",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
@@ -619,6 +619,41 @@ mod tests {
                     .unwrap()
                     .contains_key(scheme::OAUTH2)),
                 "{}: no OAuth lane",
+                handler.name
+            );
+        }
+    }
+
+    /// Webhooks are managed by a partner alone (contract "Webhooks"), as the handlers check
+    /// with `Principal::require_lane`: the document names those two lanes and no other.
+    #[test]
+    fn webhook_operations_take_a_partner_alone() {
+        let operations = operations(&crate::document());
+        let webhooks: Vec<Handler> = handlers()
+            .into_iter()
+            .filter(|handler| handler.file.contains("handlers/webhooks/"))
+            .collect();
+        assert_eq!(webhooks.len(), 9);
+        for handler in webhooks {
+            let mut lanes: Vec<Vec<String>> = operations[&handler.name]["security"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|requirement| requirement.as_object().unwrap().keys().cloned().collect())
+                .collect();
+            lanes.sort();
+            assert_eq!(
+                lanes,
+                [
+                    vec!["ApiKey".to_owned()],
+                    vec!["PartnerId".to_owned(), "PartnerSignature".to_owned()],
+                ],
+                "{}",
+                handler.name
+            );
+            assert!(
+                handler.signature.contains("Caller(principal): Caller"),
+                "{}: the lane is checked on the caller",
                 handler.name
             );
         }

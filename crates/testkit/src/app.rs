@@ -15,6 +15,7 @@ use deckhand::server::ServerOptions;
 pub use deckhand::settings::ConnectionLimits;
 use deckhand_domain::Services;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
+use deckhand_domain::webhooks::DeliveryPolicy;
 use deckhand_http::HttpConfig;
 use serde_json::Value;
 
@@ -31,6 +32,12 @@ pub struct TestApp {
     server: ServerHandle,
     /// The PostgreSQL URL of the store, for [`TestApp::another_instance`].
     database_url: Option<String>,
+    /// This instance's webhook worker, and what it was started with.
+    webhooks: Option<deckhand::webhooks::Worker>,
+    webhook_policy: DeliveryPolicy,
+    /// `DECKHAND_SECRET_KEY`, random per test app and shared with its other instances (they
+    /// open the partner and webhook secrets it sealed).
+    secret_key: [u8; 32],
     // Dropped after the server handle is told to stop; keeps the schema alive until then.
     _db: Option<TestDb>,
 }
@@ -50,9 +57,16 @@ pub struct TestAppBuilder {
     rate_limits: Option<BTreeMap<String, u32>>,
     public_url: Option<String>,
     limits: ConnectionLimits,
+    webhooks: DeliveryPolicy,
 }
 
 impl TestAppBuilder {
+    /// How webhooks are delivered (default: `deckhand serve`'s, private targets refused).
+    pub fn webhooks(mut self, policy: DeliveryPolicy) -> Self {
+        self.webhooks = policy;
+        self
+    }
+
     /// Timeouts and connection limits (default: `deckhand serve`'s).
     pub fn limits(mut self, limits: ConnectionLimits) -> Self {
         self.limits = limits;
@@ -107,6 +121,7 @@ impl TestAppBuilder {
             self.rate_limits,
             self.public_url,
             self.limits,
+            (self.webhooks, None),
             db,
         );
         app.database_url = database_url;
@@ -126,6 +141,7 @@ impl TestApp {
             rate_limits: Some(HttpConfig::default_rate_limits()),
             public_url: None,
             limits: ConnectionLimits::default(),
+            webhooks: DeliveryPolicy::default(),
         }
     }
 
@@ -143,14 +159,22 @@ impl TestApp {
         rate_limits: Option<BTreeMap<String, u32>>,
         public_url: Option<String>,
         limits: ConnectionLimits,
+        (webhook_policy, secret_key): (DeliveryPolicy, Option<[u8; 32]>),
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
         let public_url = public_url.unwrap_or_else(|| base_url.clone());
-        let settings = deckhand::service_settings(None).expect("a random secret key");
-        let services = Services::new(repositories, system, settings);
+        let secret_key = match secret_key {
+            Some(key) => key,
+            None => deckhand_auth::OsRandom::new()
+                .bytes32()
+                .expect("a random secret key"),
+        };
+        let mut settings = deckhand_domain::ServiceSettings::new(secret_key);
+        settings.webhooks = webhook_policy.clone();
+        let services = deckhand::webhooks::with_dns(Services::new(repositories, system, settings));
         let config = HttpConfig {
             rate_limits,
             body_timeout: limits.client_request_timeout(),
@@ -165,6 +189,7 @@ impl TestApp {
                 deckhand::settings::DEFAULT_SHUTDOWN_TIMEOUT_SECS.into(),
             ),
         };
+        let webhooks = deckhand::webhooks::start(&state, 8);
         let server = deckhand::server::run(state, listener, options).expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);
@@ -175,7 +200,18 @@ impl TestApp {
             services,
             server: handle,
             database_url: None,
+            webhooks: Some(webhooks),
+            webhook_policy,
+            secret_key,
             _db: db,
+        }
+    }
+
+    /// Stops this instance's webhook worker at once, attempts in flight included, as a killed
+    /// process would.
+    pub fn kill_webhook_worker(&mut self) {
+        if let Some(worker) = self.webhooks.take() {
+            worker.abort();
         }
     }
 
@@ -198,6 +234,7 @@ impl TestApp {
             Some(HttpConfig::default_rate_limits()),
             Some(self.public_url.clone()),
             ConnectionLimits::default(),
+            (self.webhook_policy.clone(), Some(self.secret_key)),
             None,
         );
         app.database_url = Some(url);

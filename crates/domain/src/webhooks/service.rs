@@ -373,6 +373,11 @@ impl WebhookService {
             .await
     }
 
+    /// The service's clock, which due times are compared with.
+    pub fn now(&self) -> OffsetDateTime {
+        self.system.clock.now()
+    }
+
     pub async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>> {
         self.webhooks.next_due().await
     }
