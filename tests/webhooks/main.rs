@@ -201,6 +201,29 @@ async fn signed_delivery_verifies_with_an_independent_implementation(store: Stor
         && delivery["response_status"] == 204));
     assert_eq!(log[1]["event_id"], event["id"]);
 
+    // /metrics counts this instance's attempts and shows the shared queue.
+    let metrics = app
+        .client
+        .get(app.url("/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("deckhand_webhook_deliveries_total{outcome=\"succeeded\"} 2"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("deckhand_webhook_queue_depth 0"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("deckhand_webhook_oldest_pending_seconds 0"),
+        "{metrics}"
+    );
+
     // Secrets are never listed.
     let (_, listed) = call(&app, reqwest::Method::GET, "/webhooks", &key, None).await;
     assert_eq!(listed["data"].as_array().unwrap().len(), 1);
