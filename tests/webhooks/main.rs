@@ -553,3 +553,36 @@ async fn management_is_for_the_partner_alone() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+/// A process killed mid-attempt leaves its delivery leased; once the lease ends another
+/// instance attempts it again with the same `webhook-id` (at least once).
+#[tokio::test]
+async fn a_delivery_whose_worker_was_killed_mid_attempt_is_attempted_again() {
+    let mut first = app(Store::Postgres, policy("100ms", Duration::from_secs(3))).await;
+    let receiver = Receiver::start(vec![Answer::Hang]).await;
+    let (token, key) = partner(&first, "acme", "alice").await;
+    let webhook = register(&first, &key, &receiver.url).await;
+    create_deck(&first, &token, "Interrupted").await;
+    eventually("the first attempt", Duration::from_secs(5), async || {
+        receiver_has(&receiver, 1)
+    })
+    .await;
+    first.kill_webhook_worker();
+    let second = first.another_instance().await;
+    // The lease (2 x 3 s + 30 s) has to run out first.
+    let log = eventually("the second attempt", Duration::from_secs(60), async || {
+        let log = deliveries(&second, &key, webhook["id"].as_str().unwrap()).await;
+        (log.first()?["status"] == "succeeded").then_some(log)
+    })
+    .await;
+    assert_eq!(
+        log[0]["attempt"], 1,
+        "the killed attempt was never recorded"
+    );
+    let received = receiver.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(
+        received[0].headers["webhook-id"],
+        received[1].headers["webhook-id"]
+    );
+}
