@@ -10,6 +10,7 @@ pub mod server;
 pub mod settings;
 pub mod store;
 pub mod telemetry;
+pub mod webhooks;
 
 use deckhand_domain::ports::SystemPorts;
 use deckhand_domain::{ServiceSettings, Services};

@@ -44,7 +44,9 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         body_timeout: settings.limits.client_request_timeout(),
     };
     spawn_pruning(services.clone());
-    let state = http_state(services, config)?;
+    let state = http_state(crate::webhooks::with_dns(services), config)?;
+    // Runs beside the HTTP server for the life of the process.
+    let _webhooks = crate::webhooks::start(&state, usize::from(settings.webhooks.concurrency));
     let options = ServerOptions {
         workers: settings.workers.map(usize::from),
         limits: settings.limits,

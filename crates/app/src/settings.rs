@@ -10,6 +10,7 @@ use clap::{Args, ValueEnum};
 use deckhand_domain::decks::{DEFAULT_SOURCE_PROVIDERS, DeckPolicy};
 use deckhand_domain::oauth::{OAuthPolicy, SignInThrottle};
 use deckhand_domain::settings::ServiceSettings;
+use deckhand_domain::webhooks::{DeliveryPolicy, RetrySchedule, TargetPolicy};
 
 /// Where data lives.
 #[derive(Debug, Clone, Args)]
@@ -109,6 +110,49 @@ pub struct ServeSettings {
 
     #[command(flatten)]
     pub limits: ConnectionLimits,
+
+    #[command(flatten)]
+    pub webhooks: WebhookSettings,
+}
+
+/// How this instance delivers webhooks.
+#[derive(Debug, Clone, Args)]
+pub struct WebhookSettings {
+    /// Milliseconds one webhook attempt may take, the answer included.
+    #[arg(long = "webhook-timeout-ms", env = "DECKHAND_WEBHOOK_TIMEOUT_MS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(100..=120_000))]
+    pub timeout_ms: u32,
+
+    /// Delays before each retry of a failed delivery (`5s,5m,30m,2h`), each jittered by 10%.
+    #[arg(long = "webhook-retry-schedule", env = "DECKHAND_WEBHOOK_RETRY_SCHEDULE",
+          default_value = RetrySchedule::DEFAULT_TEXT, value_parser = parse_retry_schedule)]
+    pub retry_schedule: RetrySchedule,
+
+    /// Let webhooks target `http://` and private addresses (tests, private deployments).
+    #[arg(long = "webhook-allow-private", env = "DECKHAND_WEBHOOK_ALLOW_PRIVATE",
+          default_value_t = false, action = clap::ArgAction::Set)]
+    pub allow_private: bool,
+
+    /// Webhook attempts this instance runs at once.
+    #[arg(long = "webhook-concurrency", env = "DECKHAND_WEBHOOK_CONCURRENCY", default_value_t = 32,
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub concurrency: u16,
+}
+
+impl WebhookSettings {
+    pub fn policy(&self) -> DeliveryPolicy {
+        DeliveryPolicy {
+            targets: TargetPolicy {
+                allow_private: self.allow_private,
+            },
+            schedule: self.retry_schedule.clone(),
+            timeout: std::time::Duration::from_millis(u64::from(self.timeout_ms)),
+        }
+    }
+}
+
+fn parse_retry_schedule(value: &str) -> Result<RetrySchedule, String> {
+    RetrySchedule::parse(value).map_err(|error| error.to_string())
 }
 
 /// How long and how many: what keeps slow, idle and excess clients from holding the server.
@@ -173,6 +217,7 @@ impl ServeSettings {
             source_providers: self.source_providers.iter().cloned().collect(),
             pageview_window: time::Duration::seconds(i64::from(self.pageview_dedupe_secs)),
         };
+        settings.webhooks = self.webhooks.policy();
         settings.oauth = OAuthPolicy {
             access_token_ttl: time::Duration::seconds(i64::from(self.access_token_ttl_secs)),
             auth_code_ttl: time::Duration::seconds(i64::from(self.auth_code_ttl_secs)),

@@ -25,6 +25,7 @@ pub mod sideboards;
 pub mod system;
 pub mod time;
 pub mod validation;
+pub mod webhooks;
 
 pub use error::StoreUnavailable;
 pub use patch::Patch;

@@ -25,6 +25,7 @@ pub use crate::system::{
 pub use crate::system::{
     MockClock, MockIdGenerator, MockPasswordVerifier, MockRandom, MockStoreHealth,
 };
+pub use crate::webhooks::ports::WebhookRepository;
 
 /// Every repository of one store, as the application wires them.
 #[derive(Clone)]
@@ -43,4 +44,5 @@ pub struct Repositories {
     pub events: Arc<dyn EventRepository>,
     /// What the store prunes, one job per kind of record (see [`crate::pruning`]).
     pub prune_jobs: Vec<PruneJob>,
+    pub webhooks: Arc<dyn WebhookRepository>,
 }

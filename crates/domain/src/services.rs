@@ -17,6 +17,7 @@ use crate::pruning::{PruneService, Retention};
 use crate::settings::ServiceSettings;
 use crate::sideboards::SideboardGuideService;
 use crate::system::{StoreHealth, SystemPorts};
+use crate::webhooks::{NoLookups, WebhookService};
 
 /// Every service the adapters call. Cheap to clone: services hold `Arc`s.
 #[derive(Clone)]
@@ -33,6 +34,7 @@ pub struct Services {
     pub events: EventService,
     /// Deletes what no longer matters, in small batches (run on a timer by every instance).
     pub pruning: PruneService,
+    pub webhooks: WebhookService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -55,6 +57,7 @@ impl Services {
             idempotency_keys,
             events,
             prune_jobs,
+            webhooks,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -110,6 +113,15 @@ impl Services {
                 system.clone(),
             ),
             decks: deck_service,
+            webhooks: WebhookService::new(
+                webhooks,
+                events.clone(),
+                // The application gives its DNS with `WebhookService::with_resolver`.
+                Arc::new(NoLookups),
+                system.clone(),
+                settings.sealing_key(),
+                settings.webhooks.clone(),
+            ),
             events: EventService::new(events, system.clock.clone()),
             catalog,
             health,

@@ -2,6 +2,7 @@
 
 use crate::decks::DeckPolicy;
 use crate::oauth::OAuthPolicy;
+use crate::webhooks::DeliveryPolicy;
 
 /// The 32-byte key that seals secrets at rest (`DECKHAND_SECRET_KEY`). Never printed.
 #[derive(Clone, PartialEq, Eq)]
@@ -22,6 +23,8 @@ pub struct ServiceSettings {
     pub deck_policy: DeckPolicy,
     /// Lifetimes of OAuth codes, tokens and sign-in sessions.
     pub oauth: OAuthPolicy,
+    /// Webhook targets, retries and timeout.
+    pub webhooks: DeliveryPolicy,
     /// How long events stay in the feed (`DECKHAND_EVENT_RETENTION_DAYS`).
     pub event_retention: time::Duration,
 }
@@ -32,6 +35,7 @@ impl ServiceSettings {
             secret_key: SecretKey(secret_key),
             deck_policy: DeckPolicy::default(),
             oauth: OAuthPolicy::default(),
+            webhooks: DeliveryPolicy::default(),
             event_retention: time::Duration::days(30),
         }
     }

@@ -13,6 +13,7 @@ use deckhand_domain::identity::{AccessDenied, AuthError};
 use deckhand_domain::likes::LikeError;
 use deckhand_domain::sideboards::GuideError;
 use deckhand_domain::validation::Violations;
+use deckhand_domain::webhooks::WebhookError;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -489,6 +490,18 @@ impl From<GuideError> for ApiError {
             GuideError::Invalid(violations) => violations.into(),
             GuideError::NotFound => Self::not_found(),
             GuideError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<WebhookError> for ApiError {
+    fn from(error: WebhookError) -> Self {
+        match error {
+            WebhookError::NotFound => Self::not_found(),
+            WebhookError::TooMany => Self::bad_request(error.to_string())
+                .with_details(json!({ "reason": "too_many_endpoints" })),
+            WebhookError::Invalid(violations) => violations.into(),
+            WebhookError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

@@ -1,9 +1,12 @@
-//! Prometheus metrics: requests by route and status, a latency histogram, and pool use.
+//! Prometheus metrics: requests by route and status, a latency histogram, pool use, and the
+//! webhook deliveries of this instance by outcome with the shared queue's depth and age.
 
 use deckhand_domain::ports::PoolStatus;
+use deckhand_domain::webhooks::DeliveryResult;
+use deckhand_domain::webhooks::ports::QueueStats;
 use prometheus::{
-    Encoder as _, HistogramOpts, HistogramVec, IntCounterVec, IntGaugeVec, Opts, Registry,
-    TextEncoder,
+    Encoder as _, Gauge, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
 };
 
 pub struct Metrics {
@@ -11,6 +14,9 @@ pub struct Metrics {
     requests: IntCounterVec,
     latency: HistogramVec,
     pool: IntGaugeVec,
+    webhook_deliveries: IntCounterVec,
+    webhook_queue: IntGauge,
+    webhook_oldest: Gauge,
 }
 
 impl Metrics {
@@ -42,12 +48,36 @@ impl Metrics {
         )?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
+        let webhook_deliveries = IntCounterVec::new(
+            Opts::new(
+                "deckhand_webhook_deliveries_total",
+                "Webhook delivery attempts made by this instance, by outcome (succeeded, retrying, failed; skipped: the partner may not read the event)",
+            ),
+            &["outcome"],
+        )?;
+        for outcome in DeliveryResult::ALL {
+            webhook_deliveries.with_label_values(&[outcome.as_str()]);
+        }
+        let webhook_queue = IntGauge::new(
+            "deckhand_webhook_queue_depth",
+            "Pending webhook deliveries of enabled endpoints, across instances",
+        )?;
+        let webhook_oldest = Gauge::new(
+            "deckhand_webhook_oldest_pending_seconds",
+            "Age of the oldest pending webhook delivery (0 when none)",
+        )?;
         registry.register(Box::new(pool.clone()))?;
+        registry.register(Box::new(webhook_deliveries.clone()))?;
+        registry.register(Box::new(webhook_queue.clone()))?;
+        registry.register(Box::new(webhook_oldest.clone()))?;
         Ok(Self {
             registry,
             requests,
             latency,
             pool,
+            webhook_deliveries,
+            webhook_queue,
+            webhook_oldest,
         })
     }
 
@@ -61,7 +91,26 @@ impl Metrics {
             .observe(seconds);
     }
 
-    pub fn render(&self, pool: Option<PoolStatus>) -> anyhow::Result<String> {
+    /// One webhook attempt of this instance came to `result`.
+    pub fn webhook_delivery(&self, result: DeliveryResult) {
+        self.webhook_deliveries
+            .with_label_values(&[result.as_str()])
+            .inc();
+    }
+
+    pub fn render(
+        &self,
+        pool: Option<PoolStatus>,
+        webhooks: Option<(QueueStats, time::OffsetDateTime)>,
+    ) -> anyhow::Result<String> {
+        if let Some((stats, now)) = webhooks {
+            self.webhook_queue
+                .set(i64::try_from(stats.pending).unwrap_or(i64::MAX));
+            let age = stats
+                .oldest_pending
+                .map_or(0.0, |oldest| (now - oldest).as_seconds_f64().max(0.0));
+            self.webhook_oldest.set(age);
+        }
         if let Some(pool) = pool {
             let gauge = |state: &str, value: usize| {
                 self.pool

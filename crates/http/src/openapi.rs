@@ -624,6 +624,41 @@ mod tests {
         }
     }
 
+    /// Webhooks are managed by a partner alone (contract "Webhooks"), as the handlers check
+    /// with `Principal::require_lane`: the document names those two lanes and no other.
+    #[test]
+    fn webhook_operations_take_a_partner_alone() {
+        let operations = operations(&crate::document());
+        let webhooks: Vec<Handler> = handlers()
+            .into_iter()
+            .filter(|handler| handler.file.contains("handlers/webhooks/"))
+            .collect();
+        assert_eq!(webhooks.len(), 9);
+        for handler in webhooks {
+            let mut lanes: Vec<Vec<String>> = operations[&handler.name]["security"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|requirement| requirement.as_object().unwrap().keys().cloned().collect())
+                .collect();
+            lanes.sort();
+            assert_eq!(
+                lanes,
+                [
+                    vec!["ApiKey".to_owned()],
+                    vec!["PartnerId".to_owned(), "PartnerSignature".to_owned()],
+                ],
+                "{}",
+                handler.name
+            );
+            assert!(
+                handler.signature.contains("Caller(principal): Caller"),
+                "{}: the lane is checked on the caller",
+                handler.name
+            );
+        }
+    }
+
     #[test]
     fn rule_scoped_operations_take_every_lane() {
         let operations = operations(&crate::document());

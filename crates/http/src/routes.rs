@@ -75,7 +75,16 @@ pub(crate) fn operations<O: Operations>(config: &mut O) {
         .service(handlers::sideboards::matchups::create::create_matchup)
         .service(handlers::sideboards::matchups::update::update_matchup)
         .service(handlers::sideboards::matchups::delete::delete_matchup)
-        .service(handlers::events::feed::list_events);
+        .service(handlers::events::feed::list_events)
+        .service(handlers::webhooks::create::create_webhook)
+        .service(handlers::webhooks::list::list_webhooks)
+        .service(handlers::webhooks::detail::webhook_detail)
+        .service(handlers::webhooks::update::update_webhook)
+        .service(handlers::webhooks::delete::delete_webhook)
+        .service(handlers::webhooks::rotate_secret::rotate_webhook_secret)
+        .service(handlers::webhooks::ping::ping_webhook)
+        .service(handlers::webhooks::deliveries::list_deliveries)
+        .service(handlers::webhooks::retry::retry_delivery);
 }
 
 /// Operational routes, outside the public API document.

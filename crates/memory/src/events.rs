@@ -36,6 +36,21 @@ impl Default for Tables {
 }
 
 impl Tables {
+    /// Every event after `sequence`, ascending, at most `limit` (webhook dispatch).
+    pub(crate) fn after(&self, sequence: i64, limit: u32) -> Vec<Event> {
+        self.log
+            .iter()
+            .filter(|event| event.sequence > sequence)
+            .take(limit as usize)
+            .cloned()
+            .collect()
+    }
+
+    /// The sequence of each event as it is written.
+    pub(crate) fn news(&self) -> watch::Receiver<i64> {
+        self.news.subscribe()
+    }
+
     /// Writes `record` as the next event: called in the section that makes its change.
     pub(crate) fn record(&mut self, record: &EventRecord) {
         self.last_sequence += 1;

@@ -16,6 +16,7 @@ mod list;
 mod oauth;
 mod partners;
 mod sideboards;
+mod webhooks;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -23,6 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use deckhand_domain::events::ports::{EventRepository, PastRetention};
 use deckhand_domain::ports::{Kept, PruneBatch, PruneJob, Repositories};
+use deckhand_domain::webhooks::DELIVERY_RETENTION;
+use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 use time::OffsetDateTime;
 
 /// Everything stored, one map per table.
@@ -36,6 +39,7 @@ struct State {
     sideboards: sideboards::Tables,
     idempotency: idempotency::Tables,
     events: events::Tables,
+    webhooks: webhooks::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -179,6 +183,12 @@ pub fn repositories() -> Repositories {
         Kept::EventRetention,
         PastRetention(events.clone()),
     ));
+    let webhooks: Arc<dyn WebhookRepository> = Arc::new(webhooks::MemoryWebhooks(store.clone()));
+    prune_jobs.push(PruneJob::new(
+        "webhook deliveries",
+        Kept::For(DELIVERY_RETENTION),
+        EndedDeliveries(webhooks.clone()),
+    ));
     Repositories {
         users: Arc::new(identity::MemoryUsers(store.clone())),
         pats: Arc::new(identity::MemoryPats(store.clone())),
@@ -193,5 +203,6 @@ pub fn repositories() -> Repositories {
         idempotency_keys: Arc::new(idempotency::MemoryIdempotencyKeys(store.clone())),
         events,
         prune_jobs,
+        webhooks,
     }
 }

@@ -416,16 +416,7 @@ impl EventRepository for PgEvents {
 
     async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>> {
         let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<EventRow> = Statement::new(
-            format!(
-                "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2"
-            ),
-            vec![Bind::Int(sequence), Bind::Int(i64::from(limit))],
-        )
-        .load(&mut conn)
-        .await
-        .map_err(error::query)?;
-        rows.into_iter().map(EventRow::into_domain).collect()
+        read_events_after(&mut conn, sequence, limit).await
     }
 
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
@@ -460,4 +451,23 @@ struct SubjectRow {
 struct PrunedRow {
     #[diesel(sql_type = Int8)]
     pruned: i64,
+}
+
+/// Every event after `sequence` in ascending order, at most `limit`, on `conn` (webhook
+/// dispatch reads them in its own transaction).
+pub(crate) async fn read_events_after(
+    conn: &mut AsyncPgConnection,
+    sequence: i64,
+    limit: u32,
+) -> anyhow::Result<Vec<Event>> {
+    let rows: Vec<EventRow> = Statement::new(
+        format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE sequence > $1 ORDER BY sequence LIMIT $2"
+        ),
+        vec![Bind::Int(sequence), Bind::Int(i64::from(limit))],
+    )
+    .load(conn)
+    .await
+    .map_err(error::query)?;
+    rows.into_iter().map(EventRow::into_domain).collect()
 }

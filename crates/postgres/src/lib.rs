@@ -33,11 +33,14 @@ mod stored;
 mod user_row;
 mod usernames;
 mod users;
+mod webhooks;
 
 use std::sync::Arc;
 
 use deckhand_domain::events::ports::{EventRepository, PastRetention};
 use deckhand_domain::ports::{Kept, PruneJob, Repositories};
+use deckhand_domain::webhooks::DELIVERY_RETENTION;
+use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 
 /// The resolution statements, for the test that pins their plans; the choice of where card
 /// lookups are answered, for the tests that hold both ways to the catalog contract.
@@ -55,6 +58,13 @@ pub fn repositories(pool: Pool) -> Repositories {
         "events",
         Kept::EventRetention,
         PastRetention(events.clone()),
+    ));
+    let webhooks: Arc<dyn WebhookRepository> =
+        Arc::new(webhooks::PgWebhookRepository::new(pool.clone()));
+    prune_jobs.push(PruneJob::new(
+        "webhook deliveries",
+        Kept::For(DELIVERY_RETENTION),
+        EndedDeliveries(webhooks.clone()),
     ));
     Repositories {
         users: Arc::new(users::PgUserRepository {
@@ -75,6 +85,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         idempotency_keys: Arc::new(idempotency::PgIdempotencyKeys { pool: pool.clone() }),
         events,
         prune_jobs,
+        webhooks,
         health: Arc::new(health::PgHealth { pool }),
     }
 }

@@ -16,6 +16,7 @@ pub use deckhand::settings::ConnectionLimits;
 use deckhand_domain::Services;
 use deckhand_domain::oauth::OAuthPolicy;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
+use deckhand_domain::webhooks::DeliveryPolicy;
 use deckhand_http::HttpConfig;
 use serde_json::Value;
 
@@ -34,6 +35,12 @@ pub struct TestApp {
     database_url: Option<String>,
     /// The OAuth policy the builder set, which [`TestApp::another_instance`] shares.
     oauth: Option<OAuthPolicy>,
+    /// This instance's webhook worker, and what it was started with.
+    webhooks: Option<deckhand::webhooks::Worker>,
+    webhook_policy: DeliveryPolicy,
+    /// `DECKHAND_SECRET_KEY`, random per test app and shared with its other instances (they
+    /// open the partner and webhook secrets it sealed).
+    secret_key: [u8; 32],
     // Dropped after the server handle is told to stop; keeps the schema alive until then.
     _db: Option<TestDb>,
 }
@@ -55,9 +62,16 @@ pub struct TestAppBuilder {
     limits: ConnectionLimits,
     oauth: Option<OAuthPolicy>,
     statement_timeout: std::time::Duration,
+    webhooks: DeliveryPolicy,
 }
 
 impl TestAppBuilder {
+    /// How webhooks are delivered (default: `deckhand serve`'s, private targets refused).
+    pub fn webhooks(mut self, policy: DeliveryPolicy) -> Self {
+        self.webhooks = policy;
+        self
+    }
+
     /// How long one PostgreSQL statement may run (default: `deckhand serve`'s).
     pub fn statement_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.statement_timeout = timeout;
@@ -132,6 +146,7 @@ impl TestAppBuilder {
             self.public_url,
             self.limits,
             self.oauth,
+            (self.webhooks, None),
             db,
         );
         app.database_url = database_url;
@@ -153,6 +168,7 @@ impl TestApp {
             limits: ConnectionLimits::default(),
             oauth: None,
             statement_timeout: deckhand_postgres::STATEMENT_TIMEOUT,
+            webhooks: DeliveryPolicy::default(),
         }
     }
 
@@ -171,17 +187,25 @@ impl TestApp {
         public_url: Option<String>,
         limits: ConnectionLimits,
         oauth: Option<OAuthPolicy>,
+        (webhook_policy, secret_key): (DeliveryPolicy, Option<[u8; 32]>),
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
         let address = listener.local_addr().expect("the listener's address");
         let base_url = format!("http://{address}");
         let public_url = public_url.unwrap_or_else(|| base_url.clone());
-        let mut settings = deckhand::service_settings(None).expect("a random secret key");
+        let secret_key = match secret_key {
+            Some(key) => key,
+            None => deckhand_auth::OsRandom::new()
+                .bytes32()
+                .expect("a random secret key"),
+        };
+        let mut settings = deckhand_domain::ServiceSettings::new(secret_key);
+        settings.webhooks = webhook_policy.clone();
         if let Some(oauth) = oauth {
             settings.oauth = oauth;
         }
-        let services = Services::new(repositories, system, settings);
+        let services = deckhand::webhooks::with_dns(Services::new(repositories, system, settings));
         let config = HttpConfig {
             rate_limits,
             body_timeout: limits.client_request_timeout(),
@@ -196,6 +220,7 @@ impl TestApp {
                 deckhand::settings::DEFAULT_SHUTDOWN_TIMEOUT_SECS.into(),
             ),
         };
+        let webhooks = deckhand::webhooks::start(&state, 8);
         let server = deckhand::server::run(state, listener, options).expect("start the server");
         let handle = server.handle();
         tokio::spawn(server);
@@ -207,7 +232,18 @@ impl TestApp {
             server: handle,
             database_url: None,
             oauth,
+            webhooks: Some(webhooks),
+            webhook_policy,
+            secret_key,
             _db: db,
+        }
+    }
+
+    /// Stops this instance's webhook worker at once, attempts in flight included, as a killed
+    /// process would.
+    pub fn kill_webhook_worker(&mut self) {
+        if let Some(worker) = self.webhooks.take() {
+            worker.abort();
         }
     }
 
@@ -231,6 +267,7 @@ impl TestApp {
             Some(self.public_url.clone()),
             ConnectionLimits::default(),
             self.oauth,
+            (self.webhook_policy.clone(), Some(self.secret_key)),
             None,
         );
         app.database_url = Some(url);

@@ -166,6 +166,10 @@ macro_rules! repository_contract_suite {
             the_feed_shows_each_reader_what_it_may_read_now,
             pruned_events_expire_the_cursors_before_them,
             a_waiting_reader_wakes_when_an_event_commits,
+            webhook_endpoints_round_trip_and_stay_with_their_partner,
+            a_partner_has_at_most_sixteen_webhook_endpoints,
+            events_fan_out_once_into_claimable_deliveries,
+            attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint,
             // suite: end
         );
     };
@@ -187,6 +191,8 @@ pub type Outcome = anyhow::Result<()>;
 
 mod events;
 pub use events::*;
+mod webhooks;
+pub use webhooks::*;
 
 pub async fn users_are_found_by_id_and_by_username(repos: &Repositories) -> Outcome {
     let alice = user("alice");
@@ -3900,7 +3906,12 @@ mod tests {
     /// The suite is a list of names; this keeps it from forgetting a contract.
     #[test]
     fn every_contract_is_in_the_suite() {
-        let source = include_str!("contract.rs");
+        let source = [
+            include_str!("contract.rs"),
+            include_str!("contract/events.rs"),
+            include_str!("contract/webhooks.rs"),
+        ]
+        .concat();
         let Some((before, rest)) = source.split_once("// suite: start") else {
             panic!("the suite's start marker is gone");
         };

@@ -33,7 +33,18 @@ pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErro
 /// Prometheus text exposition.
 pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
     let pool = state.services.health.pool_status();
-    let body = state.metrics.render(pool)?;
+    // The queue is shared: when the store cannot say, the gauges keep their last values.
+    let webhooks = match state.services.webhooks.stats().await {
+        Ok(stats) => Some((stats, state.services.system.clock.now())),
+        Err(error) => {
+            tracing::debug!(
+                error = format!("{error:#}"),
+                "webhook queue figures unavailable"
+            );
+            None
+        }
+    };
+    let body = state.metrics.render(pool, webhooks)?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(body))

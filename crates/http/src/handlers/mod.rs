@@ -10,3 +10,4 @@ pub(crate) mod likes;
 pub(crate) mod oauth;
 pub(crate) mod probes;
 pub(crate) mod sideboards;
+pub(crate) mod webhooks;
