@@ -54,6 +54,14 @@ pub enum Store {
     PostgresAt(String),
 }
 
+/// What the instances of one test app share: the OAuth policy, the webhook policy and the
+/// secret key (a new random one for the first instance).
+struct Shared {
+    oauth: Option<OAuthPolicy>,
+    webhook_policy: DeliveryPolicy,
+    secret_key: Option<[u8; 32]>,
+}
+
 pub struct TestAppBuilder {
     store: Store,
     clock: Option<Arc<dyn Clock>>,
@@ -145,8 +153,11 @@ impl TestAppBuilder {
             self.rate_limits,
             self.public_url,
             self.limits,
-            self.oauth,
-            (self.webhooks, None),
+            Shared {
+                oauth: self.oauth,
+                webhook_policy: self.webhooks,
+                secret_key: None,
+            },
             db,
         );
         app.database_url = database_url;
@@ -186,8 +197,11 @@ impl TestApp {
         rate_limits: Option<BTreeMap<String, u32>>,
         public_url: Option<String>,
         limits: ConnectionLimits,
-        oauth: Option<OAuthPolicy>,
-        (webhook_policy, secret_key): (DeliveryPolicy, Option<[u8; 32]>),
+        Shared {
+            oauth,
+            webhook_policy,
+            secret_key,
+        }: Shared,
         db: Option<TestDb>,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
@@ -266,8 +280,11 @@ impl TestApp {
             Some(HttpConfig::default_rate_limits()),
             Some(self.public_url.clone()),
             ConnectionLimits::default(),
-            self.oauth,
-            (self.webhook_policy.clone(), Some(self.secret_key)),
+            Shared {
+                oauth: self.oauth,
+                webhook_policy: self.webhook_policy.clone(),
+                secret_key: Some(self.secret_key),
+            },
             None,
         );
         app.database_url = Some(url);
