@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use uuid::Uuid;
 
-use super::export::printed_line;
 use super::model::{CardSnapshot, Deck, DeckContent, DeckVersion, FeaturedChoice, Visibility};
 use super::text::{DeckList, ListLine, SectionSpec, render};
 use crate::catalog::Game;
@@ -144,7 +143,7 @@ pub const ADD_MARKER: &str = "// Add";
 pub const REMOVE_MARKER: &str = "// Remove";
 
 fn list_line(change: &CardChange, quantity: u32) -> ListLine {
-    printed_line(&change.card, quantity, change.foil)
+    change.card.printed_line(quantity, change.foil)
 }
 
 fn field_changes(old: &DeckContent, new: &DeckContent) -> Vec<FieldChange> {

@@ -12,7 +12,7 @@ use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
 use super::card_line::{CardLineInput, check_entries};
-use super::model::{CardSnapshot, DeckContent, DeckId};
+use super::model::{DeckContent, DeckId};
 use super::service::{DeckError, DeckService};
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
 
@@ -59,24 +59,11 @@ pub fn deck_list(game: &Game, content: &DeckContent) -> DeckList {
                     .cards
                     .iter()
                     .filter(|card| card.section == section.key)
-                    .map(|card| printed_line(&card.card, card.quantity, card.foil))
+                    .map(|card| card.card.printed_line(card.quantity, card.foil))
                     .collect();
                 (section, lines)
             })
             .collect(),
-    }
-}
-
-/// A line of a stored card in the export's format: its name and catalog printing.
-pub(crate) fn printed_line(card: &CardSnapshot, quantity: u32, foil: bool) -> ListLine {
-    ListLine {
-        quantity,
-        name: card.name.clone(),
-        printing: Some(PrintingRef {
-            set: card.set.clone(),
-            collector_number: card.collector_number.clone(),
-        }),
-        foil,
     }
 }
 

@@ -8,6 +8,8 @@ use uuid::Uuid;
 
 use crate::identity::{UserId, Username};
 use crate::readable::Readable;
+
+use super::text::{ListLine, PrintingRef};
 pub use crate::readable::Visibility;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -59,6 +61,21 @@ pub struct CardSnapshot {
     pub type_line: String,
     pub image_url: Option<String>,
     pub colors: Vec<String>,
+}
+
+impl CardSnapshot {
+    /// This card as a line of the export's format: its name and catalog printing.
+    pub(crate) fn printed_line(&self, quantity: u32, foil: bool) -> ListLine {
+        ListLine {
+            quantity,
+            name: self.name.clone(),
+            printing: Some(PrintingRef {
+                set: self.set.clone(),
+                collector_number: self.collector_number.clone(),
+            }),
+            foil,
+        }
+    }
 }
 
 /// One line of a deck: a printing in a section, with a quantity.
