@@ -52,6 +52,7 @@ pub fn run(root: &Path) -> Result<()> {
         match fs::read_to_string(root.join(file)) {
             Ok(text) => {
                 problems.extend(check_source(file, &text));
+                problems.extend(check_stored_json(file, &text));
                 sources.push((file.clone(), text));
             }
             // Deleted in the working tree but still in the index.
@@ -240,6 +241,48 @@ pub fn check_source(path: &str, text: &str) -> Vec<String> {
         for (pattern, what) in BANNED_TEXT {
             if line.contains(pattern) {
                 problems.push(format!("{path}:{}: `{pattern}` is {what}", index + 1));
+            }
+        }
+    }
+    problems
+}
+
+/// Where the PostgreSQL adapter's sources live: every JSON column it reads or writes goes
+/// through its own stored types (`postgres::stored`, named `Stored...`), never through a
+/// domain type's serde derives, so a refactor of the domain cannot change stored data.
+const POSTGRES_SOURCES: &str = "crates/postgres/src/";
+
+/// `Json<T>` and `StoredJson<T>` in the PostgreSQL adapter whose `T` (inside any `Vec` or
+/// `Option`) is not one of its `Stored...` types, as `path:line: ...`.
+pub fn check_stored_json(path: &str, text: &str) -> Vec<String> {
+    if !path.starts_with(POSTGRES_SOURCES) {
+        return Vec::new();
+    }
+    let mut problems = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for (start, _) in code.match_indices("Json<") {
+            let before = code[..start].trim_end_matches("Stored");
+            if before.ends_with(|c: char| c.is_alphanumeric() || c == '_') {
+                continue; // another type whose name ends in `Json`
+            }
+            let mut inner = &code[start + "Json<".len()..];
+            while let Some(rest) = inner
+                .strip_prefix("Vec<")
+                .or_else(|| inner.strip_prefix("Option<"))
+            {
+                inner = rest;
+            }
+            let name: String = inner
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            // A one-letter name is a type parameter: the wrappers' own impls.
+            if name.len() > 1 && !name.starts_with("Stored") {
+                problems.push(format!(
+                    "{path}:{}: stored JSON of `{name}`: give it a `Stored...` type in postgres::stored",
+                    index + 1
+                ));
             }
         }
     }
@@ -544,6 +587,22 @@ mod tests {
         let text =
             "#[test]\n#[should_panic]\nfn ignores_todos_list() { let todo = 1; debug(todo); }\n";
         assert_eq!(check_source("src/lib.rs", text), Vec::<String>::new());
+    }
+
+    #[test]
+    fn stored_json_of_a_domain_type_is_reported() {
+        let text = "struct Row {\n    a: Json<Vec<StoredCard>>,\n    b: Option<StoredJson<Vec<StoredOverride>>>,\n    c: Json<DeckContent>,\n    d: StoredJson<Option<Provenance>>,\n    e: RawJson<Value>,\n}\nimpl<T> ToSql for Json<T> {}\n";
+        assert_eq!(
+            check_stored_json("crates/postgres/src/decks.rs", text),
+            [
+                "crates/postgres/src/decks.rs:4: stored JSON of `DeckContent`: give it a `Stored...` type in postgres::stored",
+                "crates/postgres/src/decks.rs:5: stored JSON of `Provenance`: give it a `Stored...` type in postgres::stored",
+            ]
+        );
+        assert_eq!(
+            check_stored_json("crates/http/src/body.rs", text),
+            Vec::<String>::new()
+        );
     }
 
     fn sources(files: &[(&str, &str)]) -> Vec<(String, String)> {

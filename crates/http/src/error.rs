@@ -4,7 +4,11 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
-use deckhand_domain::decks::DeckError;
+use deckhand_domain::catalog::Unresolved;
+use deckhand_domain::decks::{
+    CreateDeckError, ExportPayloadError, FindDeckError, ForkError, PutGuideError, RollbackError,
+    SaveDeckError,
+};
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::events::EventError;
 use deckhand_domain::formats::CheckError;
@@ -404,37 +408,113 @@ impl From<Violations> for ApiError {
     }
 }
 
-impl From<DeckError> for ApiError {
-    fn from(error: DeckError) -> Self {
+impl ApiError {
+    /// Cards of `field` that match nothing in the catalog.
+    fn unresolved(field: &'static str, items: Vec<Unresolved>) -> Self {
+        let count = items.len();
+        let items: Vec<UnresolvedDto> = items.into_iter().map(UnresolvedDto::from).collect();
+        let mut error = Self::card_resolution_failed(count, json!(items));
+        error.details["field"] = json!(field);
+        error
+    }
+
+    /// The owner already has a deck with the provenance a write asks for.
+    fn duplicate_provenance() -> Self {
+        Self::new(
+            StatusCode::CONFLICT,
+            "SERVICE_VALIDATION_ERROR",
+            "you already have a deck with this source_provider, source_external_id and source_external_version",
+        )
+        .with_details(json!({"fields": [{
+            "field": "source_external_id",
+            "code": "duplicate",
+            "message": "taken by another of your decks with the same provider and version",
+        }]}))
+    }
+}
+
+impl From<FindDeckError> for ApiError {
+    fn from(error: FindDeckError) -> Self {
         match error {
-            DeckError::Invalid(violations) => violations.into(),
-            DeckError::Unresolved { field, items } => {
-                let count = items.len();
-                let items: Vec<UnresolvedDto> = items.into_iter().map(UnresolvedDto::from).collect();
-                let mut error = Self::card_resolution_failed(count, json!(items));
-                error.details["field"] = json!(field);
-                error
-            }
-            DeckError::NotFound => Self::not_found(),
-            DeckError::NoUser => Self::new(
+            FindDeckError::NotFound => Self::not_found(),
+            FindDeckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<CreateDeckError> for ApiError {
+    fn from(error: CreateDeckError) -> Self {
+        match error {
+            CreateDeckError::Invalid(violations) => violations.into(),
+            CreateDeckError::Unresolved { field, items } => Self::unresolved(field, items),
+            CreateDeckError::DuplicateProvenance => Self::duplicate_provenance(),
+            CreateDeckError::NoUser => Self::new(
+                StatusCode::UNAUTHORIZED,
+                "SERVICE_AUTHENTICATION_FAILED",
+                "creating a deck needs credentials",
+            ),
+            CreateDeckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<ForkError> for ApiError {
+    fn from(error: ForkError) -> Self {
+        match error {
+            ForkError::Invalid(violations) => violations.into(),
+            ForkError::NotFound => Self::not_found(),
+            ForkError::NoUser => Self::new(
                 StatusCode::UNAUTHORIZED,
                 "SERVICE_AUTHENTICATION_FAILED",
                 "a fork is a user's deck: send credentials that carry a user (a PAT, an OAuth token, or a signature with a PAT)",
             ),
-            DeckError::PreconditionFailed { current_version } => {
+            ForkError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<SaveDeckError> for ApiError {
+    fn from(error: SaveDeckError) -> Self {
+        match error {
+            SaveDeckError::Invalid(violations) => violations.into(),
+            SaveDeckError::Unresolved { field, items } => Self::unresolved(field, items),
+            SaveDeckError::NotFound => Self::not_found(),
+            SaveDeckError::PreconditionFailed { current_version } => {
                 Self::precondition_failed(Some(current_version))
             }
-            DeckError::DuplicateProvenance => Self::new(
-                StatusCode::CONFLICT,
-                "SERVICE_VALIDATION_ERROR",
-                "you already have a deck with this source_provider, source_external_id and source_external_version",
-            )
-            .with_details(json!({"fields": [{
-                "field": "source_external_id",
-                "code": "duplicate",
-                "message": "taken by another of your decks with the same provider and version",
-            }]})),
-            DeckError::Unexpected(error) => Self::unexpected(error),
+            SaveDeckError::DuplicateProvenance => Self::duplicate_provenance(),
+            SaveDeckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<RollbackError> for ApiError {
+    fn from(error: RollbackError) -> Self {
+        match error {
+            RollbackError::NotFound => Self::not_found(),
+            RollbackError::PreconditionFailed { current_version } => {
+                Self::precondition_failed(Some(current_version))
+            }
+            RollbackError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<PutGuideError> for ApiError {
+    fn from(error: PutGuideError) -> Self {
+        match error {
+            PutGuideError::Invalid(violations) => violations.into(),
+            PutGuideError::NotFound => Self::not_found(),
+            PutGuideError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<ExportPayloadError> for ApiError {
+    fn from(error: ExportPayloadError) -> Self {
+        match error {
+            ExportPayloadError::Invalid(violations) => violations.into(),
+            ExportPayloadError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

@@ -12,8 +12,9 @@ use crate::identity::Principal;
 use crate::validation::{FieldViolation, Violations, bounded_text};
 
 use super::card_line::{CardLineInput, check_entries};
+use super::errors::{ExportPayloadError, FindDeckError};
 use super::model::{DeckContent, DeckId};
-use super::service::{DeckError, DeckService};
+use super::service::DeckService;
 use super::text::{self, DeckList, ListLine, ParseWarning, PrintingRef, SectionSpec};
 
 /// The one section key that is never exported: a maybeboard holds cards being considered, not
@@ -133,7 +134,7 @@ impl ExportService {
         id: DeckId,
         version: Option<i32>,
         cache: &dyn ExportCache,
-    ) -> Result<Arc<str>, DeckError> {
+    ) -> Result<Arc<str>, FindDeckError> {
         let (key, content) = match version {
             None => {
                 let deck = self.decks.get(principal, game, id).await?;
@@ -169,7 +170,7 @@ impl ExportService {
         &self,
         game: &Game,
         payload: ExportPayload,
-    ) -> Result<PayloadExport, DeckError> {
+    ) -> Result<PayloadExport, ExportPayloadError> {
         check_payload(game, &payload)?;
         match payload.content {
             PayloadContent::Cards(cards) => self.export_cards(game, cards).await,
@@ -181,7 +182,7 @@ impl ExportService {
         &self,
         game: &Game,
         cards: Vec<CardLineInput>,
-    ) -> Result<PayloadExport, DeckError> {
+    ) -> Result<PayloadExport, ExportPayloadError> {
         // Maybeboard entries are valid but not exported, so they are not resolved either.
         let entries: Vec<(usize, CardLineInput)> = cards
             .into_iter()
@@ -208,7 +209,11 @@ impl ExportService {
         })
     }
 
-    async fn export_text(&self, game: &Game, text: &str) -> Result<PayloadExport, DeckError> {
+    async fn export_text(
+        &self,
+        game: &Game,
+        text: &str,
+    ) -> Result<PayloadExport, ExportPayloadError> {
         let parsed = text::parse(text, &readable_sections(game));
         let entries: Vec<_> = parsed
             .entries
@@ -462,7 +467,7 @@ mod tests {
     fn export_deck(
         service: &ExportService,
         cache: &MockExportCache,
-    ) -> Result<Arc<str>, DeckError> {
+    ) -> Result<Arc<str>, FindDeckError> {
         futures_executor::block_on(service.deck(
             &Principal::anonymous(),
             &mtg(),
@@ -480,7 +485,7 @@ mod tests {
         let cache = MockExportCache::new();
         assert!(matches!(
             export_deck(&service(hidden), &cache),
-            Err(DeckError::NotFound)
+            Err(FindDeckError::NotFound)
         ));
     }
 

@@ -3,6 +3,7 @@
 mod card_line;
 mod changes;
 pub mod diff;
+mod errors;
 pub mod events;
 pub mod export;
 mod guide;
@@ -18,6 +19,10 @@ pub mod trending;
 pub use card_line::{CardLineInput, MAX_CARD_LINES, QUANTITY_RANGE};
 pub(crate) use card_line::{check_entries, check_quantity};
 pub use changes::{DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput};
+pub use errors::{
+    CreateDeckError, ExportPayloadError, FindDeckError, ForkError, PutGuideError, RollbackError,
+    SaveDeckError,
+};
 pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,
 };
@@ -30,6 +35,4 @@ pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,
     RESULT_WINDOW, SortOrder, contains, within,
 };
-pub use service::{
-    DeckError, DeckHistory, DeckService, ForkRequest, ListRequest, Visitor, summarize,
-};
+pub use service::{DeckHistory, DeckService, ForkRequest, ListRequest, Visitor, summarize};

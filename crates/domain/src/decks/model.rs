@@ -51,7 +51,7 @@ impl FeaturedSlot {
 
 /// What a deck keeps of a catalog printing, copied at write time so that reading a deck needs
 /// no catalog lookups (and a later catalog import cannot change a saved version).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardSnapshot {
     pub variant_id: Uuid,
     pub card_id: Uuid,
@@ -79,7 +79,7 @@ impl CardSnapshot {
 }
 
 /// One line of a deck: a printing in a section, with a quantity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeckCard {
     pub section: String,
     pub quantity: u32,
@@ -88,7 +88,7 @@ pub struct DeckCard {
 }
 
 /// A card the owner chose to feature.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeaturedChoice {
     pub slot: FeaturedSlot,
     pub foil: bool,
@@ -96,7 +96,7 @@ pub struct FeaturedChoice {
 }
 
 /// A featured card as shown: chosen, or derived from the commander and companion sections.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeaturedCard {
     pub slot: FeaturedSlot,
     pub slot_key: String,
@@ -107,7 +107,7 @@ pub struct FeaturedCard {
 }
 
 /// Everything a version captures and a rollback restores.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeckContent {
     pub name: String,
     pub notes: String,
@@ -124,7 +124,7 @@ pub struct DeckContent {
 }
 
 /// Figures derived from the content when it is written, so lists need no computation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DeckSummary {
     pub section_counts: BTreeMap<String, u32>,
     pub colors: Vec<String>,
@@ -132,7 +132,7 @@ pub struct DeckSummary {
 }
 
 /// Where an imported deck came from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Provenance {
     pub source_provider: String,
     pub source_external_id: Option<String>,
@@ -196,7 +196,7 @@ pub fn forked_from_as_seen(
     origin.and_then(|origin| origin.seen_by(viewer))
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Author {
     pub id: UserId,
     pub username: Username,
@@ -343,7 +343,7 @@ pub struct DeckReader {
 }
 
 /// How a version came to be.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HistoryType {
     Create,
     Update,

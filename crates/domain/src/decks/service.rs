@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::catalog::{CatalogService, Game, Printing, Unresolved};
+use crate::catalog::{CatalogService, Game, Printing};
 use crate::events::Origin;
 use crate::identity::{Principal, UserId};
 use crate::likes::{LikeError, liker};
@@ -15,6 +15,10 @@ use crate::validation::{FieldViolation, Violations};
 use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
 use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::diff::{self, VersionDiff};
+use super::errors::{
+    ContentError, CreateDeckError, FindDeckError, ForkError, PutGuideError, RollbackError,
+    SaveDeckError,
+};
 use super::events;
 use super::guide::{DeckGuide, GuideInput, GuideView};
 use super::model::{
@@ -22,60 +26,9 @@ use super::model::{
     DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, ForkOrigin, ForkedFrom,
     HistoryType, Provenance, Visibility,
 };
-use super::ports::{
-    DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
-    ViewCount,
-};
+use super::ports::{DeckRepository, NewDeck, Reviser, Revision, RevisionRefused, ViewCount};
 use super::query::{DeckFilters, DeckQuery, DeckSort, Page, PageRequest, SortOrder};
 use super::trending;
-
-/// Why a deck operation did not happen. Each maps to one answer of the contract.
-#[derive(Debug, thiserror::Error)]
-pub enum DeckError {
-    #[error(transparent)]
-    Invalid(#[from] Violations),
-    /// Some cards (or featured cards) match nothing in the catalog.
-    #[error("{} card(s) could not be resolved", .items.len())]
-    Unresolved {
-        field: &'static str,
-        items: Vec<Unresolved>,
-    },
-    /// No such deck, or one the caller may not see or change.
-    #[error("no such deck")]
-    NotFound,
-    /// The operation is a user's (a fork), and the credentials carry none: a partner acting
-    /// alone.
-    #[error("the credentials carry no user")]
-    NoUser,
-    #[error("the deck is at version {current_version}")]
-    PreconditionFailed { current_version: i32 },
-    #[error("the owner already has a deck with this provenance")]
-    DuplicateProvenance,
-    #[error(transparent)]
-    Unexpected(#[from] anyhow::Error),
-}
-
-impl From<RevisionRefused> for DeckError {
-    fn from(refused: RevisionRefused) -> Self {
-        match refused {
-            RevisionRefused::NotFound => Self::NotFound,
-            RevisionRefused::PreconditionFailed { current_version } => {
-                Self::PreconditionFailed { current_version }
-            }
-        }
-    }
-}
-
-impl From<ReviseDeckError> for DeckError {
-    fn from(error: ReviseDeckError) -> Self {
-        match error {
-            ReviseDeckError::NotFound => Self::NotFound,
-            ReviseDeckError::Refused(refused) => refused.into(),
-            ReviseDeckError::DuplicateProvenance => Self::DuplicateProvenance,
-            ReviseDeckError::Unexpected(error) => Self::Unexpected(error),
-        }
-    }
-}
 
 /// What a fork asks for, as the client sent it: the name and visibility are bounded like a
 /// create's.
@@ -151,8 +104,8 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         changes: DeckChanges,
-    ) -> Result<Deck, DeckError> {
-        let owner = principal.acting_user().ok_or(DeckError::NotFound)?;
+    ) -> Result<Deck, CreateDeckError> {
+        let owner = principal.acting_user().ok_or(CreateDeckError::NoUser)?;
         let checked = changes.check(&self.policy, true)?;
         self.check_format(game, &checked).await?;
         let (cards, featured) = self.resolve(game, &changes).await?;
@@ -182,7 +135,7 @@ impl DeckService {
             created_at: now,
             event: events::created(&origin, &game.slug, id, None, now),
         };
-        self.insert(&new).await
+        Ok(self.decks.insert(&new).await?)
     }
 
     /// Copies a deck the caller may see, at its current version or `request.version`, into a
@@ -196,12 +149,12 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         request: ForkRequest,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, ForkError> {
         let owner = principal
             .user
             .as_ref()
             .map(|user| user.id)
-            .ok_or(DeckError::NoUser)?;
+            .ok_or(ForkError::NoUser)?;
         let checked = DeckChanges {
             name: request.name,
             visibility: request.visibility,
@@ -238,14 +191,7 @@ impl DeckService {
             created_at: now,
             event: events::created(&origin, &game.slug, fork, Some(forked_from), now),
         };
-        self.insert(&new).await
-    }
-
-    async fn insert(&self, new: &NewDeck) -> Result<Deck, DeckError> {
-        self.decks.insert(new).await.map_err(|error| match error {
-            InsertDeckError::DuplicateProvenance => DeckError::DuplicateProvenance,
-            InsertDeckError::Unexpected(error) => DeckError::Unexpected(error),
-        })
+        Ok(self.decks.insert(&new).await?)
     }
 
     /// A deck of `game` the caller may see.
@@ -255,7 +201,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, FindDeckError> {
         let viewer = principal.acting_user();
         self.find_in(game, id, |deck| deck.is_visible_to(viewer))
             .await
@@ -269,11 +215,11 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<DeckOverview, DeckError> {
+    ) -> Result<DeckOverview, FindDeckError> {
         let viewer = principal.acting_user();
         match self.decks.find_overview(id).await? {
             Some(deck) if deck.listing.game == game.slug && deck.is_visible_to(viewer) => Ok(deck),
-            _ => Err(DeckError::NotFound),
+            _ => Err(FindDeckError::NotFound),
         }
     }
 
@@ -286,7 +232,7 @@ impl DeckService {
         id: DeckId,
         changes: DeckChanges,
         if_match: Option<i32>,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, SaveDeckError> {
         let checked = changes.check(&self.policy, false)?;
         self.check_format(game, &checked).await?;
         let (cards, featured) = self.resolve(game, &changes).await?;
@@ -318,7 +264,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<DeckHistory, DeckError> {
+    ) -> Result<DeckHistory, FindDeckError> {
         let deck = self.get(principal, game, id).await?;
         Ok(DeckHistory {
             fork: deck.fork,
@@ -334,7 +280,7 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         number: i32,
-    ) -> Result<DeckVersion, DeckError> {
+    ) -> Result<DeckVersion, FindDeckError> {
         self.get(principal, game, id).await?;
         self.stored_version(id, number).await
     }
@@ -348,7 +294,7 @@ impl DeckService {
         id: DeckId,
         from: i32,
         to: i32,
-    ) -> Result<VersionDiff, DeckError> {
+    ) -> Result<VersionDiff, FindDeckError> {
         self.get(principal, game, id).await?;
         let from = self.stored_version(id, from).await?;
         let to = self.stored_version(id, to).await?;
@@ -364,7 +310,7 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         other: DeckId,
-    ) -> Result<VersionDiff, DeckError> {
+    ) -> Result<VersionDiff, FindDeckError> {
         let from = self.get(principal, game, id).await?;
         let to = self.get(principal, game, other).await?;
         Ok(diff::between(game, &from, &to))
@@ -372,12 +318,12 @@ impl DeckService {
 
     /// Version `number`, or `NotFound` for a number outside 1..N. Versions are immutable once
     /// written, so reading one outside any lock is safe.
-    async fn stored_version(&self, id: DeckId, number: i32) -> Result<DeckVersion, DeckError> {
+    async fn stored_version(&self, id: DeckId, number: i32) -> Result<DeckVersion, FindDeckError> {
         let version = match number {
             1.. => self.decks.version(id, number).await?,
             _ => None,
         };
-        version.ok_or(DeckError::NotFound)
+        version.ok_or(FindDeckError::NotFound)
     }
 
     /// Restores the content of version `number` as a new version (forward-saving).
@@ -389,7 +335,7 @@ impl DeckService {
         id: DeckId,
         number: i32,
         if_match: Option<i32>,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, RollbackError> {
         let version = self.stored_version(id, number).await?;
         let writer = principal.acting_user();
         let origin = Origin::of(principal, self.system.ids.as_ref());
@@ -425,7 +371,7 @@ impl DeckService {
         if let Some(source) = request.filters.forked_from {
             match self.overview(principal, game, source).await {
                 Ok(_) => {}
-                Err(DeckError::Unexpected(error)) => return Err(error),
+                Err(FindDeckError::Unexpected(error)) => return Err(error),
                 Err(_) => return Ok(Page::with_capped_total(Vec::new(), 0)),
             }
         }
@@ -450,7 +396,7 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         client_ip: IpAddr,
-    ) -> Result<ViewCount, DeckError> {
+    ) -> Result<ViewCount, FindDeckError> {
         let reader = DeckReader {
             game: game.slug.clone(),
             viewer: principal.acting_user(),
@@ -470,7 +416,7 @@ impl DeckService {
                 trending::view_weight(now),
             )
             .await?
-            .ok_or(DeckError::NotFound)
+            .ok_or(FindDeckError::NotFound)
     }
 
     /// Likes (`liked`) or unlikes a deck the caller may see, as the user of its credentials.
@@ -503,7 +449,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<Option<GuideView>, DeckError> {
+    ) -> Result<Option<GuideView>, FindDeckError> {
         let deck = self.get(principal, game, id).await?;
         let has_content_access = deck.is_owned_by(principal.acting_user())
             || principal.user.as_ref().is_some_and(|user| user.premium);
@@ -519,7 +465,7 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         input: GuideInput,
-    ) -> Result<(DeckGuide, bool), DeckError> {
+    ) -> Result<(DeckGuide, bool), PutGuideError> {
         let (content_type, content) = input.check()?;
         self.owned(principal, game, id).await?;
         let now = self.system.clock.now();
@@ -544,7 +490,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<(), DeckError> {
+    ) -> Result<(), FindDeckError> {
         self.owned(principal, game, id).await?;
         let origin = Origin::of(principal, self.system.ids.as_ref());
         let now = self.system.clock.now();
@@ -552,7 +498,7 @@ impl DeckService {
         if self.decks.delete_guide(id, &event).await? {
             Ok(())
         } else {
-            Err(DeckError::NotFound)
+            Err(FindDeckError::NotFound)
         }
     }
 
@@ -562,7 +508,7 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         id: DeckId,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, FindDeckError> {
         let writer = principal.acting_user();
         self.find_in(game, id, |deck| deck.is_owned_by(writer))
             .await
@@ -575,10 +521,10 @@ impl DeckService {
         game: &Game,
         id: DeckId,
         may_access: impl Fn(&Deck) -> bool,
-    ) -> Result<Deck, DeckError> {
+    ) -> Result<Deck, FindDeckError> {
         match self.decks.find(id).await? {
             Some(deck) if deck.game == game.slug && may_access(&deck) => Ok(deck),
-            _ => Err(DeckError::NotFound),
+            _ => Err(FindDeckError::NotFound),
         }
     }
 
@@ -591,7 +537,11 @@ impl DeckService {
         deckhand_auth::hmac_sha256(&self.visitor_key, text.as_bytes())
     }
 
-    async fn check_format(&self, game: &Game, checked: &CheckedChanges) -> Result<(), DeckError> {
+    async fn check_format(
+        &self,
+        game: &Game,
+        checked: &CheckedChanges,
+    ) -> Result<(), ContentError> {
         if let Patch::Set(format_id) = checked.format {
             let format = self.catalog.format(game, &format_id.to_string()).await?;
             if format.is_none() {
@@ -611,7 +561,7 @@ impl DeckService {
         &self,
         game: &Game,
         changes: &DeckChanges,
-    ) -> Result<(Option<Vec<DeckCard>>, Patch<Vec<FeaturedChoice>>), DeckError> {
+    ) -> Result<(Option<Vec<DeckCard>>, Patch<Vec<FeaturedChoice>>), ContentError> {
         let cards = match &changes.cards {
             Some(lines) => Some(self.resolve_lines(game, lines).await?),
             None => None,
@@ -628,7 +578,7 @@ impl DeckService {
         &self,
         game: &Game,
         lines: &[CardLineInput],
-    ) -> Result<Vec<DeckCard>, DeckError> {
+    ) -> Result<Vec<DeckCard>, ContentError> {
         let mut violations = Violations::default();
         for (index, line) in lines.iter().enumerate() {
             violations.check(check_section(
@@ -678,7 +628,7 @@ impl DeckService {
         &self,
         game: &Game,
         choices: &[FeaturedInput],
-    ) -> Result<Vec<FeaturedChoice>, DeckError> {
+    ) -> Result<Vec<FeaturedChoice>, ContentError> {
         let identifiers: Vec<_> = choices
             .iter()
             .map(|choice| choice.identifier.clone())
@@ -701,10 +651,10 @@ impl DeckService {
         game: &Game,
         identifiers: &[crate::catalog::CardIdentifier],
         field: &'static str,
-    ) -> Result<Vec<Printing>, DeckError> {
+    ) -> Result<Vec<Printing>, ContentError> {
         let resolution = self.catalog.resolve(game, identifiers, None).await?;
         if !resolution.unresolved.is_empty() {
-            return Err(DeckError::Unresolved {
+            return Err(ContentError::Unresolved {
                 field,
                 items: resolution.unresolved,
             });

@@ -13,7 +13,7 @@ use super::{FormatRules, Legality};
 use crate::catalog::ports::CatalogRepository;
 use crate::catalog::{CardIdentifier, CatalogService, Format, Game};
 use crate::decks::export::{MAX_TEXT_ENTRIES, PayloadContent, readable_sections};
-use crate::decks::{CardLineInput, DeckError, DeckId, DeckService, check_entries, text};
+use crate::decks::{CardLineInput, DeckId, DeckService, FindDeckError, check_entries, text};
 use crate::identity::Principal;
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
@@ -53,13 +53,11 @@ pub enum CheckError {
     Unexpected(#[from] anyhow::Error),
 }
 
-impl From<DeckError> for CheckError {
-    fn from(error: DeckError) -> Self {
+impl From<FindDeckError> for CheckError {
+    fn from(error: FindDeckError) -> Self {
         match error {
-            DeckError::NotFound => Self::NotFound,
-            DeckError::Invalid(violations) => Self::Invalid(violations),
-            DeckError::Unexpected(error) => Self::Unexpected(error),
-            other => Self::Unexpected(anyhow::anyhow!(other.to_string())),
+            FindDeckError::NotFound => Self::NotFound,
+            FindDeckError::Unexpected(error) => Self::Unexpected(error),
         }
     }
 }

@@ -91,7 +91,7 @@ impl OverrideType {
 }
 
 /// One card a matchup brings in or takes out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CardOverride {
     pub special_card_type: OverrideType,
     pub card_id: String,

@@ -13,7 +13,7 @@ use super::*;
 use crate::catalog::ports::MockCatalogRepository;
 use crate::catalog::{CardIdentifier, CatalogEntry, Preference};
 use crate::decks::Author;
-use crate::decks::ports::MockDeckRepository;
+use crate::decks::ports::{InsertDeckError, MockDeckRepository, ReviseDeckError};
 use crate::decks::test_decks::mtg;
 use crate::events::EventType;
 use crate::identity::{Lane, PartnerRef, PrincipalUser, Scopes, Tier, Username};
@@ -235,17 +235,50 @@ fn patch(
     principal: &Principal,
     changes: DeckChanges,
     if_match: Option<i32>,
-) -> Result<Deck, DeckError> {
+) -> Result<Deck, SaveDeckError> {
     block_on(service.update(principal, &mtg(), existing().id, changes, if_match))
 }
 
-fn violations(error: DeckError) -> Vec<(String, &'static str)> {
-    match error {
-        DeckError::Invalid(Violations(list)) => list
+/// An operation's refusal, which holds violations when the input was invalid.
+trait Refusal: std::fmt::Debug {
+    fn into_violations(self) -> Option<Violations>;
+}
+
+impl Refusal for CreateDeckError {
+    fn into_violations(self) -> Option<Violations> {
+        match self {
+            Self::Invalid(violations) => Some(violations),
+            _ => None,
+        }
+    }
+}
+
+impl Refusal for SaveDeckError {
+    fn into_violations(self) -> Option<Violations> {
+        match self {
+            Self::Invalid(violations) => Some(violations),
+            _ => None,
+        }
+    }
+}
+
+impl Refusal for ForkError {
+    fn into_violations(self) -> Option<Violations> {
+        match self {
+            Self::Invalid(violations) => Some(violations),
+            _ => None,
+        }
+    }
+}
+
+fn violations(error: impl Refusal) -> Vec<(String, &'static str)> {
+    let refusal = format!("{error:?}");
+    match error.into_violations() {
+        Some(Violations(list)) => list
             .into_iter()
             .map(|FieldViolation { field, code, .. }| (field, code))
             .collect(),
-        other => panic!("expected violations, got {other:?}"),
+        None => panic!("expected violations, got {refusal}"),
     }
 }
 
@@ -328,7 +361,7 @@ fn an_anonymous_create_is_not_found_and_stores_nothing() {
         ..DeckChanges::default()
     };
     let result = block_on(service.create(&Principal::anonymous(), &mtg(), changes));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(CreateDeckError::NoUser)), "{result:?}");
 }
 
 #[test]
@@ -394,7 +427,7 @@ fn a_duplicate_provenance_on_insert_is_reported_as_such() {
     };
     let result = block_on(service_over(decks).create(&alice(), &mtg(), changes));
     assert!(
-        matches!(result, Err(DeckError::DuplicateProvenance)),
+        matches!(result, Err(CreateDeckError::DuplicateProvenance)),
         "{result:?}"
     );
 }
@@ -475,7 +508,7 @@ fn unresolved_cards_and_featured_cards_name_their_field() {
         ..DeckChanges::default()
     };
     match block_on(service.create(&alice(), &mtg(), changes)) {
-        Err(DeckError::Unresolved { field, items }) => {
+        Err(CreateDeckError::Unresolved { field, items }) => {
             assert_eq!(field, "cards");
             assert_eq!(items.len(), 1);
             assert_eq!(items[0].index, 1);
@@ -492,7 +525,7 @@ fn unresolved_cards_and_featured_cards_name_their_field() {
         ..DeckChanges::default()
     };
     match block_on(service.create(&alice(), &mtg(), changes)) {
-        Err(DeckError::Unresolved { field, .. }) => assert_eq!(field, "featured"),
+        Err(CreateDeckError::Unresolved { field, .. }) => assert_eq!(field, "featured"),
         other => panic!("{other:?}"),
     }
 }
@@ -640,9 +673,9 @@ fn only_the_owner_may_write_and_others_are_told_not_found() {
         ..DeckChanges::default()
     };
     let result = patch(&service, &bob(), rename(), None);
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(SaveDeckError::NotFound)), "{result:?}");
     let result = patch(&service, &Principal::anonymous(), rename(), None);
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(SaveDeckError::NotFound)), "{result:?}");
     assert!(revisions.lock().unwrap().is_empty());
 }
 
@@ -659,7 +692,7 @@ fn a_deck_of_another_game_is_not_found_for_its_owner_too() {
         ..DeckChanges::default()
     };
     let result = patch(&service, &alice(), changes, None);
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(SaveDeckError::NotFound)), "{result:?}");
     assert!(revisions.lock().unwrap().is_empty());
 }
 
@@ -675,7 +708,7 @@ fn if_match_must_name_the_current_version() {
     assert!(
         matches!(
             stale,
-            Err(DeckError::PreconditionFailed { current_version: 3 })
+            Err(SaveDeckError::PreconditionFailed { current_version: 3 })
         ),
         "{stale:?}"
     );
@@ -717,7 +750,7 @@ fn the_store_refusing_a_duplicate_provenance_is_reported_as_such() {
     };
     let result = patch(&service_over(decks), &alice(), changes, None);
     assert!(
-        matches!(result, Err(DeckError::DuplicateProvenance)),
+        matches!(result, Err(SaveDeckError::DuplicateProvenance)),
         "{result:?}"
     );
 }
@@ -859,14 +892,14 @@ fn private_decks_are_found_for_their_owner_only() {
     assert!(block_on(service.get(&alice(), &mtg(), id)).is_ok());
     for stranger in [bob(), Principal::anonymous()] {
         let result = block_on(service.get(&stranger, &mtg(), id));
-        assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+        assert!(matches!(result, Err(FindDeckError::NotFound)), "{result:?}");
     }
     let lorcana = Game {
         slug: "lorcana".into(),
         ..mtg()
     };
     let result = block_on(service.get(&alice(), &lorcana, id));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(FindDeckError::NotFound)), "{result:?}");
 }
 
 #[test]
@@ -1024,15 +1057,15 @@ fn a_fork_needs_a_user_a_readable_source_a_stored_version_and_valid_fields() {
         scopes: Scopes::parse_list("decks:write").unwrap(),
     };
     let result = block_on(service.fork(&partner, &mtg(), id, ForkRequest::default()));
-    assert!(matches!(result, Err(DeckError::NoUser)), "{result:?}");
+    assert!(matches!(result, Err(ForkError::NoUser)), "{result:?}");
     let result = block_on(service.fork(&bob(), &mtg(), id, ForkRequest::default()));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(ForkError::NotFound)), "{result:?}");
     let old = ForkRequest {
         version: Some(9),
         ..ForkRequest::default()
     };
     let result = block_on(service.fork(&alice(), &mtg(), id, old));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(ForkError::NotFound)), "{result:?}");
     let invalid = ForkRequest {
         name: Some(String::new()),
         visibility: Some(vec!["friends".into()]),
@@ -1107,7 +1140,7 @@ fn two_decks_compare_only_when_both_are_readable() {
     assert_eq!((diff.from, diff.to), (3, 3));
     assert_eq!(diff.fields.len(), 2, "{:?}", diff.fields);
     let result = block_on(service.compare(&bob(), &mtg(), existing().id, private.id));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(FindDeckError::NotFound)), "{result:?}");
 }
 
 #[test]
@@ -1117,7 +1150,7 @@ fn a_rollback_to_no_version_is_not_found() {
     let service = service_over(decks);
     for number in [0, -1, 9] {
         let result = block_on(service.rollback(&alice(), &mtg(), existing().id, number, None));
-        assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+        assert!(matches!(result, Err(RollbackError::NotFound)), "{result:?}");
     }
 }
 
@@ -1252,7 +1285,7 @@ fn a_guide_is_written_by_the_owner_only_at_the_clock_time() {
     };
     let id = existing().id;
     let result = block_on(service.put_guide(&bob(), &mtg(), id, input()));
-    assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+    assert!(matches!(result, Err(PutGuideError::NotFound)), "{result:?}");
     let (_, created) = block_on(service.put_guide(&alice(), &mtg(), id, input())).unwrap();
     assert!(created);
 }
@@ -1282,6 +1315,6 @@ fn an_overview_follows_the_visibility_and_game_rules_of_a_read() {
         ),
     ] {
         let result = read(&principal, &game);
-        assert!(matches!(result, Err(DeckError::NotFound)), "{result:?}");
+        assert!(matches!(result, Err(FindDeckError::NotFound)), "{result:?}");
     }
 }
