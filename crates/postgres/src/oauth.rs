@@ -336,6 +336,7 @@ async fn insert_tokens(conn: &mut AsyncPgConnection, tokens: &IssuedTokens) -> Q
 
 #[async_trait]
 impl OAuthRepository for PgOAuthRepository {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_client(&self, client: &OAuthClient) -> Result<(), InsertClientError> {
         let mut conn = checkout(&self.pool).await?;
         match diesel::insert_into(clients::table)
@@ -355,6 +356,7 @@ impl OAuthRepository for PgOAuthRepository {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
         let mut conn = checkout(&self.pool).await?;
         let mut query = clients::table
@@ -372,6 +374,7 @@ impl OAuthRepository for PgOAuthRepository {
         rows.into_iter().map(ClientRow::into_domain).collect()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn disable_client(
         &self,
         id: ClientId,
@@ -399,6 +402,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_client(
         &self,
         id: ClientId,
@@ -418,6 +422,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_code(&self, code: &AuthorizationCode) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(codes::table)
@@ -429,6 +434,7 @@ impl OAuthRepository for PgOAuthRepository {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_code(&self, hash: &TokenHash) -> anyhow::Result<Option<AuthorizationCode>> {
         let mut conn = checkout(&self.pool).await?;
         codes::table
@@ -443,6 +449,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn redeem_code(
         &self,
         hash: &TokenHash,
@@ -493,6 +500,7 @@ impl OAuthRepository for PgOAuthRepository {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_refresh_token(
         &self,
         hash: &TokenHash,
@@ -512,6 +520,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn rotate_refresh_token(
         &self,
         hash: &TokenHash,
@@ -546,6 +555,7 @@ impl OAuthRepository for PgOAuthRepository {
         .context("rotating a refresh token")
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_access_token(
         &self,
         hash: &TokenHash,
@@ -565,6 +575,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke_grant(&self, id: GrantId, at: OffsetDateTime) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         diesel::update(
@@ -580,6 +591,7 @@ impl OAuthRepository for PgOAuthRepository {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke_access_token(
         &self,
         hash: &TokenHash,
@@ -612,6 +624,7 @@ impl OAuthRepository for PgOAuthRepository {
             .await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         diesel::insert_into(sessions::table)
@@ -628,6 +641,7 @@ impl OAuthRepository for PgOAuthRepository {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_session(
         &self,
         hash: &TokenHash,
@@ -657,6 +671,7 @@ impl OAuthRepository for PgOAuthRepository {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn sign_in_failures(
         &self,
         keys: &[ThrottleKey],
@@ -681,6 +696,7 @@ impl OAuthRepository for PgOAuthRepository {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_sign_in_failure(
         &self,
         keys: &[ThrottleKey],
@@ -717,6 +733,7 @@ impl OAuthRepository for PgOAuthRepository {
             .collect()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         diesel::sql_query("DELETE FROM sign_in_failures WHERE key = $1")

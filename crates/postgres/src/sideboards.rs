@@ -412,6 +412,7 @@ pub(crate) struct PgSideboardGuides {
 
 #[async_trait]
 impl SideboardGuideRepository for PgSideboardGuides {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, guide: &NewGuide) -> anyhow::Result<GuideDetail> {
         let mut conn = checkout(&self.pool).await?;
         let matchups = guide
@@ -460,6 +461,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         detail_into_domain(stored.context("a guide vanished inside its own insert")?)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find(&self, id: GuideId) -> anyhow::Result<Option<SideboardGuide>> {
         let mut conn = checkout(&self.pool).await?;
         let row = load_guide(&mut conn, id.0, false)
@@ -469,6 +471,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         row.map(GuideRow::into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn detail(&self, id: GuideId) -> anyhow::Result<Option<GuideDetail>> {
         let mut conn = checkout(&self.pool).await?;
         // One snapshot for the three statements, so the parts agree.
@@ -483,6 +486,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         loaded.map(detail_into_domain).transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id))]
     async fn revise(
         &self,
         id: GuideId,
@@ -542,6 +546,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         }
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>> {
         let mut conn = checkout(&self.pool).await?;
         let mut conditions = guide_conditions(query);
@@ -583,6 +588,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         ))
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, deck = %deck))]
     async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
@@ -610,6 +616,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         .context("attaching a deck to a sideboard guide")
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, deck = %deck))]
     async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let at = event.occurred_at;
         let mut conn = checkout(&self.pool).await?;
@@ -635,6 +642,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         .context("detaching a deck from a sideboard guide")
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id))]
     async fn add_matchup(
         &self,
         id: GuideId,
@@ -662,6 +670,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         stored.into_domain()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, matchup = %matchup))]
     async fn revise_matchup(
         &self,
         id: GuideId,
@@ -721,6 +730,7 @@ impl SideboardGuideRepository for PgSideboardGuides {
         crate::likes::set_like(&self.pool, &GUIDE_LIKES, (id.0, game), user.0, liked, at).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, matchup = %matchup))]
     async fn delete_matchup(
         &self,
         id: GuideId,

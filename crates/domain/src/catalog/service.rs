@@ -52,6 +52,7 @@ impl CatalogService {
     }
 
     /// A format of `game` by UUID or by slug (case-insensitive); `None` when it has none such.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn format(&self, game: &Game, id_or_slug: &str) -> anyhow::Result<Option<Format>> {
         let wanted = id_or_slug.trim();
         let id = Uuid::parse_str(wanted).ok();
@@ -81,6 +82,7 @@ impl CatalogService {
 
     /// Records that an import of `game` by `origin` finished with `counts`: its
     /// `catalog.imported` event, once every batch has committed.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn finish_import(
         &self,
         game: &Game,

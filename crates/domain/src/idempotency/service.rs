@@ -45,6 +45,7 @@ impl IdempotencyService {
 
     /// Claims `key` for this request of `principal` (keys are scoped to the caller string, so
     /// two callers never share one), or finds the response to replay.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn begin(
         &self,
         principal: &Principal,
@@ -78,6 +79,7 @@ impl IdempotencyService {
 
     /// Keeps `response` for replays when [`is_kept`] says so; otherwise frees the key, so a
     /// retry runs again.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn finish(
         &self,
         Claim(claim): Claim,
@@ -91,6 +93,7 @@ impl IdempotencyService {
     }
 
     /// Frees the key of a request that produced no response at all.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn abandon(&self, Claim(claim): Claim) -> anyhow::Result<()> {
         self.keys.release(&claim).await
     }

@@ -125,11 +125,13 @@ impl IdentityService {
     }
 
     /// Every partner, by slug.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_partners(&self) -> anyhow::Result<Vec<Partner>> {
         self.partners.list().await
     }
 
     /// Every API key, or those of `partner`, oldest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_api_keys(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>> {
         self.api_keys.list(partner).await
     }

@@ -280,6 +280,7 @@ impl OAuthService {
     }
 
     /// Every registered client, or those of `partner`, oldest first.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_clients(
         &self,
         partner: Option<PartnerSlug>,

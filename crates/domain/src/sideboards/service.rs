@@ -79,6 +79,7 @@ impl SideboardGuideService {
 
     /// Creates a guide owned by the caller (a partner-only caller: its `created_by` user) on
     /// one of the owner's decks of `game`, with its first matchups.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn create(
         &self,
         principal: &Principal,
@@ -116,6 +117,7 @@ impl SideboardGuideService {
     }
 
     /// The detail of a guide of `game` the caller may see, with the decks it may see.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id))]
     pub async fn get(
         &self,
         principal: &Principal,
@@ -134,6 +136,7 @@ impl SideboardGuideService {
     }
 
     /// Likes (`liked`) or unlikes a guide the caller may see, as the user of its credentials.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id))]
     pub async fn set_like(
         &self,
         principal: &Principal,
@@ -156,6 +159,7 @@ impl SideboardGuideService {
 
     /// A page of the guides of `game` the caller may see: public ones and its own; never
     /// archived ones.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn list(
         &self,
         principal: &Principal,
@@ -168,6 +172,7 @@ impl SideboardGuideService {
 
     /// A page of the caller's own guides of `game`, every visibility, never archived ones.
     /// The endpoint admits only lanes with a user; the author filter is the caller.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn mine(
         &self,
         principal: &Principal,
@@ -207,6 +212,7 @@ impl SideboardGuideService {
 
     /// Applies a PATCH (owner only); archiving takes the guide out of lists and its decks'
     /// `hasSideboardGuide` with it.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id))]
     pub async fn update(
         &self,
         principal: &Principal,
@@ -232,6 +238,7 @@ impl SideboardGuideService {
 
     /// Attaches a deck of `game` the caller may read (owner of the guide only). Attaching a
     /// deck twice changes nothing.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id))]
     pub async fn attach(
         &self,
         principal: &Principal,
@@ -250,6 +257,7 @@ impl SideboardGuideService {
     }
 
     /// Detaches a deck (owner only). The primary deck stays: 400. A deck not attached: 404.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id, deck = %deck))]
     pub async fn detach(
         &self,
         principal: &Principal,
@@ -278,6 +286,7 @@ impl SideboardGuideService {
     }
 
     /// Adds a matchup (owner only).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id))]
     pub async fn add_matchup(
         &self,
         principal: &Principal,
@@ -302,6 +311,7 @@ impl SideboardGuideService {
     }
 
     /// Applies a matchup PATCH (owner only).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id, matchup = %matchup))]
     pub async fn update_matchup(
         &self,
         principal: &Principal,
@@ -322,6 +332,7 @@ impl SideboardGuideService {
     }
 
     /// Deletes a matchup (owner only).
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, guide = %id, matchup = %matchup))]
     pub async fn delete_matchup(
         &self,
         principal: &Principal,
