@@ -82,6 +82,11 @@ enum Task {
         /// built from `main`, for a before/after comparison).
         #[arg(long)]
         binary: Option<PathBuf>,
+        /// Also measure this server binary (e.g. a release build of an earlier commit), first,
+        /// on the same cluster and data, each beside its own `pgbench -S`: before and after in
+        /// one run.
+        #[arg(long)]
+        baseline: Option<PathBuf>,
         /// Measure only the ceilings (`pgbench -S`, `GET /healthz`) and the resolution of 1000
         /// identifiers, skipping the deck requests (use with a small `--decks`).
         #[arg(long)]
@@ -176,6 +181,7 @@ fn run(task: Task) -> Result<()> {
             connections,
             seconds,
             binary,
+            baseline,
             resolve_only,
         } => loadtest::run(
             &root,
@@ -185,6 +191,7 @@ fn run(task: Task) -> Result<()> {
                 connections,
                 seconds,
                 binary,
+                baseline,
                 resolve_only,
             },
         ),

@@ -1,5 +1,5 @@
 /// mimalloc: a list page or a detail costs the server 7 to 27% less CPU than with glibc's
-/// allocator (docs/benchmarks.md, sixth pass).
+/// allocator (docs/benchmarks/history.md, sixth pass).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

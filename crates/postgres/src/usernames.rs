@@ -1,6 +1,6 @@
 //! Deck owners' usernames, kept in process for lists. A page names up to 100 authors, and
 //! joining `users` for each of its rows was a fifth of what a page cost PostgreSQL
-//! (docs/benchmarks.md, "Eighth pass"). A username never changes (migration
+//! (docs/benchmarks/history.md, "Eighth pass"). A username never changes (migration
 //! `2026-11-25-000700_usernames_never_change` refuses it), so a name once read stays right and
 //! this copy needs no invalidation.
 

@@ -1,6 +1,6 @@
 //! Personal access tokens found by their hash, with their users, held in process. A PAT
-//! request's lookup was a round trip of its own before the request's work (docs/benchmarks.md,
-//! "Seventh pass"); a token and its user change only when an operator revokes the token or
+//! request's lookup was a round trip of its own before the request's work
+//! (docs/benchmarks/history.md, "Seventh pass"); a token and its user change only when an operator revokes the token or
 //! deactivates the user.
 //!
 //! Kept exact as the catalog's copy is (`catalog::cache`): statement triggers on
