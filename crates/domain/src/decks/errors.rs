@@ -125,25 +125,22 @@ pub(crate) enum ContentError {
     Unexpected(#[from] anyhow::Error),
 }
 
-impl From<ContentError> for CreateDeckError {
-    fn from(error: ContentError) -> Self {
-        match error {
-            ContentError::Invalid(violations) => Self::Invalid(violations),
-            ContentError::Unresolved { field, items } => Self::Unresolved { field, items },
-            ContentError::Unexpected(error) => Self::Unexpected(error),
+/// The content checks' refusal, for the operations that set content.
+macro_rules! from_content_error {
+    ($($operation:ty),+) => {$(
+        impl From<ContentError> for $operation {
+            fn from(error: ContentError) -> Self {
+                match error {
+                    ContentError::Invalid(violations) => Self::Invalid(violations),
+                    ContentError::Unresolved { field, items } => Self::Unresolved { field, items },
+                    ContentError::Unexpected(error) => Self::Unexpected(error),
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl From<ContentError> for SaveDeckError {
-    fn from(error: ContentError) -> Self {
-        match error {
-            ContentError::Invalid(violations) => Self::Invalid(violations),
-            ContentError::Unresolved { field, items } => Self::Unresolved { field, items },
-            ContentError::Unexpected(error) => Self::Unexpected(error),
-        }
-    }
-}
+from_content_error!(CreateDeckError, SaveDeckError);
 
 impl From<InsertDeckError> for CreateDeckError {
     fn from(error: InsertDeckError) -> Self {
@@ -166,32 +163,21 @@ impl From<InsertDeckError> for ForkError {
     }
 }
 
-impl From<FindDeckError> for ForkError {
-    fn from(error: FindDeckError) -> Self {
-        match error {
-            FindDeckError::NotFound => Self::NotFound,
-            FindDeckError::Unexpected(error) => Self::Unexpected(error),
+/// A missing deck, for the operations that first find the deck they act on.
+macro_rules! from_find_deck_error {
+    ($($operation:ty),+) => {$(
+        impl From<FindDeckError> for $operation {
+            fn from(error: FindDeckError) -> Self {
+                match error {
+                    FindDeckError::NotFound => Self::NotFound,
+                    FindDeckError::Unexpected(error) => Self::Unexpected(error),
+                }
+            }
         }
-    }
+    )+};
 }
 
-impl From<FindDeckError> for RollbackError {
-    fn from(error: FindDeckError) -> Self {
-        match error {
-            FindDeckError::NotFound => Self::NotFound,
-            FindDeckError::Unexpected(error) => Self::Unexpected(error),
-        }
-    }
-}
-
-impl From<FindDeckError> for PutGuideError {
-    fn from(error: FindDeckError) -> Self {
-        match error {
-            FindDeckError::NotFound => Self::NotFound,
-            FindDeckError::Unexpected(error) => Self::Unexpected(error),
-        }
-    }
-}
+from_find_deck_error!(ForkError, RollbackError, PutGuideError);
 
 impl From<ReviseDeckError> for SaveDeckError {
     fn from(error: ReviseDeckError) -> Self {
