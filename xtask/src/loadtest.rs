@@ -1,11 +1,15 @@
 //! `cargo xtask loadtest`: the HTTP load benchmark of docs/benchmarks.md. Never part of `ci`.
 //!
 //! In one run, on a throwaway cluster of its own (`<target>/loadtest-pg`, fsync off like the test
-//! cluster): seed 100,000 decks with `crates/testkit/benches/decks_seed.sql`, import the 2019
-//! catalog, start the release server on it with a PAT made by `deckhand admin`, measure
-//! `pgbench -S` three times (the median: the database's own ceiling) and `GET /healthz` (the
-//! HTTP ceiling), then drive every request of the table with oha (installed with `cargo install
-//! oha --locked` when missing) and print req/s, p50/p99 and each one's share of that median.
+//! cluster): seed 100,000 decks (`--decks`), a tenth as many sideboard guides and as many events
+//! with the seeds in `crates/testkit/benches/`, import the 2019 catalog, make a PAT with
+//! `deckhand admin`; then, for the `--baseline` binary if given and for this tree's release
+//! binary, one after the other on the same data: measure `pgbench -S` three times (the median:
+//! the database's own ceiling) and `GET /healthz` (the HTTP ceiling), drive every request of
+//! the table with oha (installed with `cargo install oha --locked` when missing) and print
+//! req/s, p50/p99 and each one's share of that median. Last, this tree's server answers every
+//! list sort and filter, the last page of the result window and feed pages once with
+//! auto_explain on, and every plan that scans a large table sequentially is printed.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +26,10 @@ use crate::{cargo, run_quietly};
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
 pub struct Options {
     pub decks: u32,
+    /// Sideboard guides to seed on those decks (a tenth of the decks by default).
+    pub guides: Option<u32>,
+    /// Events to seed about those decks (as many as decks by default).
+    pub events: Option<u32>,
     pub connections: u32,
     pub seconds: u32,
     /// A server binary to measure instead of building this tree's (e.g. one built from `main`,
@@ -33,6 +41,16 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
     /// Only the ceilings and the resolve step.
     pub resolve_only: bool,
+}
+
+impl Options {
+    fn guides(&self) -> u32 {
+        self.guides.unwrap_or(self.decks / 10)
+    }
+
+    fn events(&self) -> u32 {
+        self.events.unwrap_or(self.decks)
+    }
 }
 
 const API: &str = "/api/public/v1/games/mtg";
@@ -95,8 +113,11 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
             .with_context(|| format!("removing {}", cluster_dir.display()))?;
     }
     // pg_stat_statements counts the statements each request costs the database.
-    cluster.start_with("-c shared_preload_libraries=pg_stat_statements")?;
-    let result = measure(root, &cluster, &servers, &oha, &work, options);
+    // auto_explain logs the plans of the list shapes' statements (`check_plans`); it is off
+    // (no threshold) until then.
+    cluster.start_with("-c shared_preload_libraries=pg_stat_statements,auto_explain")?;
+    let log = cluster_dir.join("postgres.log");
+    let result = measure(root, &cluster, &servers, &oha, &work, &log, options);
     if let Err(err) = cluster.stop() {
         eprintln!("warning: could not stop the load test cluster: {err:#}");
     }
@@ -110,6 +131,7 @@ fn measure(
     servers: &[(&'static str, PathBuf)],
     oha: &Path,
     work: &Path,
+    cluster_log: &Path,
     options: &Options,
 ) -> Result<()> {
     let socket = cluster.socket();
@@ -132,16 +154,25 @@ fn measure(
         &["-c", "CREATE EXTENSION pg_stat_statements"],
     )?;
     let seeding = Instant::now();
-    let seed = root.join("crates/testkit/benches/decks_seed.sql");
-    let size = format!("SET deckhand.seed_decks = {}", options.decks);
+    let benches = root.join("crates/testkit/benches");
+    let sizes = format!(
+        "SET deckhand.seed_decks = {}; SET deckhand.seed_guides = {}; SET deckhand.seed_events = {}",
+        options.decks,
+        options.guides(),
+        options.events()
+    );
     psql(
         cluster,
         "deckhand",
         &[
             "-c",
-            &size,
+            &sizes,
             "-f",
-            &path_text(&seed)?,
+            &path_text(&benches.join("decks_seed.sql"))?,
+            "-f",
+            &path_text(&benches.join("sideboard_guides_seed.sql"))?,
+            "-f",
+            &path_text(&benches.join("events_seed.sql"))?,
             "-c",
             "VACUUM ANALYZE",
         ],
@@ -159,8 +190,10 @@ fn measure(
     ])?;
     psql(cluster, "deckhand", &["-c", "VACUUM ANALYZE"])?;
     println!(
-        "seeded {} decks and the 2019 catalog in {:.0}s",
+        "seeded {} decks, {} guides, {} events and the 2019 catalog in {:.0}s",
         options.decks,
+        options.guides(),
+        options.events(),
         seeding.elapsed().as_secs_f64()
     );
 
@@ -228,7 +261,179 @@ fn measure(
             rows,
         });
     }
-    report(work, &runs)
+    report(work, &runs)?;
+    if options.resolve_only {
+        return Ok(());
+    }
+    let (_, this_tree) = &servers[servers.len() - 1];
+    check_plans(cluster, this_tree, &url, work, cluster_log, &targets)
+}
+
+/// Tables whose sequential scan on a list request means a plan that grows with the data.
+const LARGE_TABLES: [&str; 7] = [
+    "decks",
+    "deck_stats",
+    "deck_versions",
+    "sideboard_guides",
+    "sideboard_guide_decks",
+    "sideboard_matchups",
+    "events",
+];
+
+/// Every sort and filter of the deck and guide lists, the last page of the result window,
+/// and feed pages, requested once each by this tree's server with auto_explain logging every
+/// plan: any sequential scan of a large table is printed (and lands in `plans.txt`).
+fn check_plans(
+    cluster: &Cluster,
+    binary: &Path,
+    url: &str,
+    work: &Path,
+    cluster_log: &Path,
+    targets: &Targets<'_>,
+) -> Result<()> {
+    let author = query(cluster, "SELECT md5('seed-user-1')::uuid")?;
+    let format = query(
+        cluster,
+        "SELECT format_id FROM decks WHERE format_id IS NOT NULL LIMIT 1",
+    )?;
+    let middle_cursor = query(
+        cluster,
+        "SELECT rtrim(translate(encode(convert_to('e1:' || last_sequence / 2, 'UTF8'), 'base64'), '+/', '-_'), '=') FROM event_log",
+    )?;
+    let decks = format!("{API}/decks?limit=20");
+    let guides = format!("{API}/sideboard-guides?limit=20");
+    let mut paths: Vec<String> = Vec::new();
+    for sort in ["createdAt", "editedAt", "likes", "trending", "views"] {
+        for order in ["desc", "asc"] {
+            paths.push(format!("{decks}&sort={sort}&order={order}"));
+        }
+        paths.push(format!("{decks}&sort={sort}&page=500"));
+    }
+    for filter in [
+        format!("authorId={author}"),
+        format!("formatId={format}"),
+        "hasGuide=true".to_owned(),
+        "hasSideboardGuide=true".to_owned(),
+        "hasVideo=true".to_owned(),
+        "isLegal=true".to_owned(),
+        "q=phoenix".to_owned(),
+        "q=zz".to_owned(),
+        "createdAfter=2025-01-01T00:00:00Z".to_owned(),
+        "editedBefore=2024-01-01T00:00:00Z".to_owned(),
+        format!("forkedFrom={}", targets.detail_id),
+    ] {
+        paths.push(format!("{decks}&{filter}"));
+        paths.push(format!("{decks}&{filter}&sort=views"));
+    }
+    for sort in ["createdAt", "editedAt", "likes", "views"] {
+        paths.push(format!("{guides}&sort={sort}"));
+        paths.push(format!("{guides}&sort={sort}&page=500"));
+    }
+    for filter in [
+        format!("authorId={author}"),
+        "q=control".to_owned(),
+        "opponentArchetype=burn".to_owned(),
+        format!("deckId={}", targets.detail_id),
+        "hasVideo=true".to_owned(),
+    ] {
+        paths.push(format!("{guides}&{filter}"));
+    }
+    paths.push(format!("{API}/events?limit=100"));
+    paths.push(format!("{API}/events?limit=100&after={middle_cursor}"));
+    paths.push(format!("{API}/events?limit=100&types=deck.rolled_back"));
+
+    psql(
+        cluster,
+        "deckhand",
+        &[
+            "-c",
+            "ALTER DATABASE deckhand SET auto_explain.log_min_duration = 0",
+        ],
+    )?;
+    let logged_from = fs::metadata(cluster_log).map_or(0, |meta| meta.len());
+    let log = work.join("server-plans.log");
+    // A new server: its connections start with the setting above.
+    let mut server = Command::new(binary)
+        .args(["serve", "--no-migrate"])
+        .env("DATABASE_URL", url)
+        .env("DECKHAND_SECRET_KEY", SECRET_KEY)
+        .env("DECKHAND_BIND", targets.address)
+        .env("DECKHAND_RATE_LIMITS", "off")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log)?)
+        .spawn()
+        .context("starting the server")?;
+    let requested = (|| -> Result<()> {
+        wait_for_health(&mut server, targets.address)?;
+        for path in &paths {
+            let (status, body) = local::get(targets.address, path)?;
+            if status != 200 {
+                bail!("GET {path} answered {status}: {body}");
+            }
+        }
+        Ok(())
+    })();
+    let _ = server.kill();
+    let _ = server.wait();
+    psql(
+        cluster,
+        "deckhand",
+        &[
+            "-c",
+            "ALTER DATABASE deckhand RESET auto_explain.log_min_duration",
+        ],
+    )?;
+    requested?;
+
+    let text =
+        fs::read(cluster_log).with_context(|| format!("reading {}", cluster_log.display()))?;
+    let text = String::from_utf8_lossy(&text[usize::try_from(logged_from)?..]);
+    let plans = logged_plans(&text);
+    let offending: Vec<&String> = plans
+        .iter()
+        .filter(|plan| {
+            LARGE_TABLES
+                .iter()
+                .any(|table| plan.contains(&format!("Seq Scan on {table} ")))
+        })
+        .collect();
+    let out = work.join("plans.txt");
+    fs::write(&out, plans.join("\n\n"))?;
+    println!(
+        "\nplans of {} list and feed requests: {} statements logged, {} with a sequential scan of a large table{} (all in {})",
+        paths.len(),
+        plans.len(),
+        offending.len(),
+        if offending.is_empty() { "" } else { ":" },
+        out.display()
+    );
+    for plan in offending {
+        println!("{plan}\n");
+    }
+    Ok(())
+}
+
+/// The plans auto_explain logged in `log`, each from its `plan:` line to its last indented
+/// line.
+fn logged_plans(log: &str) -> Vec<String> {
+    let mut plans = Vec::new();
+    let mut current: Option<String> = None;
+    for line in log.lines() {
+        if line.contains("  plan:") {
+            plans.extend(current.take());
+            current = Some(String::new());
+        } else if let Some(plan) = &mut current {
+            if line.starts_with([' ', '\t']) {
+                plan.push_str(line);
+                plan.push('\n');
+            } else {
+                plans.extend(current.take());
+            }
+        }
+    }
+    plans.extend(current);
+    plans
 }
 
 /// Starts `binary` on the seeded database, drives every case, and stops it.
@@ -392,6 +597,16 @@ fn drive(
                 "--urls-from-file",
                 &path_text(targets.patch_urls)?,
             ]),
+        },
+        Case {
+            name: "guide list editedAt",
+            goal: None,
+            oha: args(&[&format!("{base}{API}/sideboard-guides?limit=20")]),
+        },
+        Case {
+            name: "events feed page",
+            goal: None,
+            oha: args(&[&format!("{base}{API}/events?limit=100")]),
         },
     ];
     // The ceilings only, when just the resolve step is wanted.

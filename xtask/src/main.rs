@@ -72,6 +72,12 @@ enum Task {
         /// Decks to seed.
         #[arg(long, default_value_t = 100_000)]
         decks: u32,
+        /// Sideboard guides to seed (default: a tenth of the decks).
+        #[arg(long)]
+        guides: Option<u32>,
+        /// Events to seed (default: as many as decks).
+        #[arg(long)]
+        events: Option<u32>,
         /// Concurrent connections of every load run (and pgbench clients).
         #[arg(long, default_value_t = 64)]
         connections: u32,
@@ -178,6 +184,8 @@ fn run(task: Task) -> Result<()> {
         }),
         Task::Loadtest {
             decks,
+            guides,
+            events,
             connections,
             seconds,
             binary,
@@ -188,6 +196,8 @@ fn run(task: Task) -> Result<()> {
             &target_dir(&root),
             &loadtest::Options {
                 decks,
+                guides,
+                events,
                 connections,
                 seconds,
                 binary,
