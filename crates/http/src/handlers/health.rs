@@ -6,6 +6,9 @@ use actix_web::{HttpResponse, web};
 use serde_json::json;
 use utoipa::openapi::OpenApi;
 
+use deckhand_domain::Services;
+use deckhand_domain::routing::Database;
+
 use crate::error::ApiError;
 use crate::state::HttpState;
 
@@ -17,16 +20,45 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
 
-/// 200 when the store answers, else 503 in the envelope.
+/// 200 when the primary answers, else 503 in the envelope, with every database's state
+/// (`databases`, also in the envelope's `details`). A replica that does not answer leaves the
+/// instance ready: the primary serves the reads it would have.
 pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
-    let ping = state.services.health.ping();
-    match actix_web::rt::time::timeout(READINESS_TIMEOUT, ping).await {
-        Ok(Ok(())) => Ok(HttpResponse::Ok().json(json!({"status": "ready"}))),
+    let replicas = state
+        .router
+        .replicas()
+        .map(|(replica, services, lag)| async move {
+            let up = answers(services).await;
+            let mut report =
+                json!({"name": replica.name(), "status": if up { "up" } else { "down" }});
+            if let (true, Some(lag)) = (up, lag) {
+                report["lag_ms"] = json!(u64::try_from(lag.as_millis()).unwrap_or(u64::MAX));
+            }
+            report
+        });
+    let (primary_up, replicas) = futures_util::join!(
+        answers(&state.services),
+        futures_util::future::join_all(replicas)
+    );
+    let primary =
+        json!({"name": Database::Primary.name(), "status": if primary_up { "up" } else { "down" }});
+    let databases: Vec<_> = std::iter::once(primary).chain(replicas).collect();
+    if primary_up {
+        Ok(HttpResponse::Ok().json(json!({"status": "ready", "databases": databases})))
+    } else {
+        Err(ApiError::unavailable().with_details(json!({"databases": databases})))
+    }
+}
+
+/// Whether the store of `services` answers within [`READINESS_TIMEOUT`].
+async fn answers(services: &Services) -> bool {
+    match actix_web::rt::time::timeout(READINESS_TIMEOUT, services.health.ping()).await {
+        Ok(Ok(())) => true,
         Ok(Err(error)) => {
             tracing::warn!(error = format!("{error:#}"), "readiness check failed");
-            Err(ApiError::unavailable())
+            false
         }
-        Err(_) => Err(ApiError::unavailable()),
+        Err(_) => false,
     }
 }
 
@@ -44,7 +76,12 @@ pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErr
             None
         }
     };
-    let body = state.metrics.render(pool, webhooks)?;
+    let replicas: Vec<_> = state
+        .router
+        .replicas()
+        .map(|(replica, _, lag)| (replica, lag))
+        .collect();
+    let body = state.metrics.render(pool, webhooks, &replicas)?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
         .body(body))
