@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn replicas_are_comma_separated_postgres_urls_with_a_bounded_lag() {
-        let parse = |args: &[&str]| {
+        let parse = |args: &[&str]| -> Result<crate::settings::ReplicaSettings, clap::Error> {
             let argv = ["deckhand", "serve"].iter().chain(args);
             match Cli::try_parse_from(argv)?.command {
                 Some(Command::Serve(settings)) => Ok(settings.replicas),

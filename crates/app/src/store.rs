@@ -140,3 +140,28 @@ pub async fn open_serving(
         replicas.max_lag(),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn replicas_without_postgres_stop_the_start() {
+        let store = StoreSettings {
+            database_url: None,
+            db_pool_size: 4,
+            db_statement_timeout_ms: 15_000,
+        };
+        let replicas = ReplicaSettings {
+            urls: vec!["postgres://replica/deckhand".to_owned()],
+            max_lag_ms: 1000,
+        };
+        let Err(error) = open_serving(&store, &replicas, false).await else {
+            panic!("replicas of the in-memory store were accepted")
+        };
+        assert_eq!(
+            error.to_string(),
+            "DATABASE_REPLICA_URL needs DATABASE_URL: the in-memory store has no replicas"
+        );
+    }
+}

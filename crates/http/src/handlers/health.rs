@@ -28,7 +28,7 @@ pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErro
         .router
         .replicas()
         .map(|(replica, services, lag)| async move {
-            let up = answers(services).await;
+            let up = answers(replica, services).await;
             let mut report =
                 json!({"name": replica.name(), "status": if up { "up" } else { "down" }});
             if let (true, Some(lag)) = (up, lag) {
@@ -37,7 +37,7 @@ pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErro
             report
         });
     let (primary_up, replicas) = futures_util::join!(
-        answers(&state.services),
+        answers(Database::Primary, &state.services),
         futures_util::future::join_all(replicas)
     );
     let primary =
@@ -50,16 +50,20 @@ pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErro
     }
 }
 
-/// Whether the store of `services` answers within [`READINESS_TIMEOUT`].
-async fn answers(services: &Services) -> bool {
-    match actix_web::rt::time::timeout(READINESS_TIMEOUT, services.health.ping()).await {
-        Ok(Ok(())) => true,
-        Ok(Err(error)) => {
-            tracing::warn!(error = format!("{error:#}"), "readiness check failed");
-            false
-        }
-        Err(_) => false,
-    }
+/// Whether `database` (whose services are `services`) answers within [`READINESS_TIMEOUT`].
+async fn answers(database: Database, services: &Services) -> bool {
+    let failure =
+        match actix_web::rt::time::timeout(READINESS_TIMEOUT, services.health.ping()).await {
+            Ok(Ok(())) => return true,
+            Ok(Err(error)) => format!("{error:#}"),
+            Err(_) => format!("no answer within {READINESS_TIMEOUT:?}"),
+        };
+    tracing::warn!(
+        database = database.name(),
+        error = failure,
+        "readiness check failed"
+    );
+    false
 }
 
 /// Prometheus text exposition.
