@@ -25,6 +25,7 @@ mod oauth_support;
 mod operations;
 mod partners;
 mod probes;
+mod replicas;
 mod resilience;
 mod sideboard_guides;
 mod sign_in_throttling;

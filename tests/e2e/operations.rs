@@ -10,7 +10,13 @@ async fn health_readiness_and_metrics_answer() {
     let (status, _, body) = send(app.client.get(app.url("/healthz"))).await;
     assert_eq!((status, body), (StatusCode::OK, json!({"status": "ok"})));
     let (status, _, body) = send(app.client.get(app.url("/readyz"))).await;
-    assert_eq!((status, body), (StatusCode::OK, json!({"status": "ready"})));
+    assert_eq!(
+        (status, body),
+        (
+            StatusCode::OK,
+            json!({"status": "ready", "databases": [{"name": "primary", "status": "up"}]})
+        )
+    );
 
     let response = app.client.get(app.url("/metrics")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
@@ -29,6 +35,12 @@ async fn health_readiness_and_metrics_answer() {
         text.contains("deckhand_db_pool_connections{state=\"max\"}"),
         "{text}"
     );
+    // Without replicas every read is the primary's, and no lag is reported.
+    assert!(
+        text.contains("deckhand_db_reads_total{database=\"primary\"} 0"),
+        "{text}"
+    );
+    assert!(!text.contains("deckhand_db_replica_lag_seconds{"), "{text}");
 }
 
 #[tokio::test]

@@ -379,6 +379,36 @@ mod tests {
     }
 
     #[test]
+    fn replicas_are_comma_separated_postgres_urls_with_a_bounded_lag() {
+        let parse = |args: &[&str]| -> Result<crate::settings::ReplicaSettings, clap::Error> {
+            let argv = ["deckhand", "serve"].iter().chain(args);
+            match Cli::try_parse_from(argv)?.command {
+                Some(Command::Serve(settings)) => Ok(settings.replicas),
+                _ => panic!("not serve"),
+            }
+        };
+        let defaults = parse(&[]).unwrap();
+        assert!(defaults.urls.is_empty());
+        assert_eq!(defaults.max_lag(), std::time::Duration::from_secs(1));
+        let two = parse(&[
+            "--database-replica-url",
+            "postgres://r1/db,postgresql://r2/db",
+            "--replica-max-lag-ms",
+            "250",
+        ])
+        .unwrap();
+        assert_eq!(two.urls, ["postgres://r1/db", "postgresql://r2/db"]);
+        assert_eq!(two.max_lag_ms, 250);
+        for bad in [
+            &["--database-replica-url", "postgres://r1/db,mysql://r2"][..],
+            &["--replica-max-lag-ms", "0"],
+            &["--replica-max-lag-ms", "soon"],
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
     fn the_log_format_is_global() {
         for argv in [
             &["deckhand", "--log-format", "json", "serve"][..],

@@ -9,6 +9,7 @@ use actix_web::rt::net::TcpStream;
 use actix_web::web;
 use anyhow::Context as _;
 use deckhand_domain::Services;
+use deckhand_domain::routing::ReadRouter;
 use deckhand_http::connection::EnvelopedIo;
 use deckhand_http::{HttpConfig, HttpState};
 
@@ -20,12 +21,14 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         in_memory || settings.secret_key.is_some(),
         "DECKHAND_SECRET_KEY is required with PostgreSQL (base64 of 32 random bytes, e.g. `openssl rand -base64 32`)"
     );
-    let repositories = crate::store::open(&settings.store, !settings.no_migrate).await?;
-    let services = Services::new(
-        repositories,
+    let opened =
+        crate::store::open_serving(&settings.store, &settings.replicas, !settings.no_migrate)
+            .await?;
+    let router = opened.into_router(
         crate::passwords::server_system_ports(),
         settings.service_settings()?,
     );
+    let services = router.primary().clone();
     let public_url = settings.public_url();
     if in_memory {
         tracing::warn!("no DATABASE_URL: using the in-memory store; nothing persists");
@@ -44,7 +47,7 @@ pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
         body_timeout: settings.limits.client_request_timeout(),
     };
     spawn_pruning(services.clone());
-    let state = http_state(crate::webhooks::with_dns(services), config)?;
+    let state = http_state(router, config)?;
     // Runs beside the HTTP server for the life of the process.
     let _webhooks = crate::webhooks::start(&state, usize::from(settings.webhooks.concurrency));
     let options = ServerOptions {
@@ -92,8 +95,8 @@ fn spawn_pruning(services: Services) {
     });
 }
 
-pub fn http_state(services: Services, config: HttpConfig) -> anyhow::Result<web::Data<HttpState>> {
-    Ok(web::Data::new(HttpState::new(services, config)?))
+pub fn http_state(router: ReadRouter, config: HttpConfig) -> anyhow::Result<web::Data<HttpState>> {
+    Ok(web::Data::new(HttpState::routed(router, config)?))
 }
 
 /// How the server runs: workers, the connection limits and the grace period on shutdown.

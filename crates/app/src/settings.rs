@@ -113,6 +113,30 @@ pub struct ServeSettings {
 
     #[command(flatten)]
     pub webhooks: WebhookSettings,
+
+    #[command(flatten)]
+    pub replicas: ReplicaSettings,
+}
+
+/// Streaming replicas of `DATABASE_URL` that anonymous and partner-only reads may use
+/// (docs/operations.md, "Scaling out").
+#[derive(Debug, Clone, Args)]
+pub struct ReplicaSettings {
+    /// Comma-separated postgres:// URLs of streaming replicas of DATABASE_URL.
+    #[arg(long = "database-replica-url", env = "DATABASE_REPLICA_URL", hide_env_values = true,
+          value_delimiter = ',', value_parser = parse_database_url)]
+    pub urls: Vec<String>,
+
+    /// Milliseconds of replay lag past which a replica serves no reads.
+    #[arg(long = "replica-max-lag-ms", env = "DECKHAND_REPLICA_MAX_LAG_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u32).range(10..=3_600_000))]
+    pub max_lag_ms: u32,
+}
+
+impl ReplicaSettings {
+    pub fn max_lag(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(u64::from(self.max_lag_ms))
+    }
 }
 
 /// How this instance delivers webhooks.

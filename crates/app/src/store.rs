@@ -1,9 +1,15 @@
 //! Choosing and opening the store.
 
-use anyhow::Context as _;
-use deckhand_domain::ports::Repositories;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::settings::StoreSettings;
+use anyhow::Context as _;
+use deckhand_domain::Services;
+use deckhand_domain::ports::{Repositories, SystemPorts};
+use deckhand_domain::routing::{ReadRouter, ReplicationStatus};
+use deckhand_domain::settings::ServiceSettings;
+
+use crate::settings::{ReplicaSettings, StoreSettings};
 
 /// The repositories of the configured store; PostgreSQL ones after applying migrations when
 /// `migrate` is set.
@@ -15,13 +21,9 @@ pub async fn open(settings: &StoreSettings, migrate: bool) -> anyhow::Result<Rep
                     .await
                     .context("applying database migrations")?;
             }
-            let pool = deckhand_postgres::connect_with_timeout(
-                url,
-                settings.db_pool_size as usize,
-                settings.statement_timeout(),
-            )
-            .await
-            .context("connecting to PostgreSQL")?;
+            let pool = connect(settings, url)
+                .await
+                .context("connecting to PostgreSQL")?;
             Ok(deckhand_postgres::repositories(pool))
         }
         None => Ok(deckhand_memory::repositories()),
@@ -36,4 +38,130 @@ pub async fn open_postgres(settings: &StoreSettings) -> anyhow::Result<Repositor
         "this command needs DATABASE_URL: the in-memory store lives only inside a running `deckhand serve`"
     );
     open(settings, false).await
+}
+
+async fn connect(settings: &StoreSettings, url: &str) -> anyhow::Result<deckhand_postgres::Pool> {
+    deckhand_postgres::connect_with_timeout(
+        url,
+        settings.db_pool_size as usize,
+        settings.statement_timeout(),
+    )
+    .await
+}
+
+/// What `deckhand serve` runs on: the primary's repositories and, when replicas are set, theirs.
+pub struct Opened {
+    pub primary: Repositories,
+    pub replicas: Option<Replicas>,
+}
+
+/// The replicas' repositories (in the order of `DATABASE_REPLICA_URL`), the monitor of their
+/// lag and the most lag a read may see.
+pub struct Replicas {
+    pub repositories: Vec<Repositories>,
+    pub status: Arc<dyn ReplicationStatus>,
+    pub max_lag: Duration,
+}
+
+impl Opened {
+    /// The primary on `primary`, its replicas on `replicas`, their lag measured from now on.
+    pub fn replicated(
+        primary: deckhand_postgres::Pool,
+        replicas: Vec<deckhand_postgres::Pool>,
+        max_lag: Duration,
+    ) -> Self {
+        let replicated = deckhand_postgres::replicated(primary, replicas, max_lag);
+        Self {
+            primary: replicated.primary,
+            replicas: Some(Replicas {
+                repositories: replicated.replicas,
+                status: replicated.status,
+                max_lag,
+            }),
+        }
+    }
+
+    /// The services of every database, and the router that picks one for each read. Only the
+    /// primary's deliver webhooks, so only they get the system's DNS.
+    pub fn into_router(self, system: SystemPorts, settings: ServiceSettings) -> ReadRouter {
+        let services = |repositories| Services::new(repositories, system.clone(), settings.clone());
+        let primary = crate::webhooks::with_dns(services(self.primary));
+        match self.replicas {
+            None => ReadRouter::primary_only(primary),
+            Some(replicas) => ReadRouter::new(
+                primary,
+                replicas.repositories.into_iter().map(services).collect(),
+                replicas.status,
+                replicas.max_lag,
+            ),
+        }
+    }
+}
+
+/// The configured store and replicas, for `deckhand serve`. Replicas need PostgreSQL: the
+/// in-memory store has none, so the setting without `DATABASE_URL` stops the start.
+pub async fn open_serving(
+    settings: &StoreSettings,
+    replicas: &ReplicaSettings,
+    migrate: bool,
+) -> anyhow::Result<Opened> {
+    if replicas.urls.is_empty() {
+        return Ok(Opened {
+            primary: open(settings, migrate).await?,
+            replicas: None,
+        });
+    }
+    let Some(url) = &settings.database_url else {
+        anyhow::bail!(
+            "DATABASE_REPLICA_URL needs DATABASE_URL: the in-memory store has no replicas"
+        );
+    };
+    if migrate {
+        deckhand_postgres::run_migrations(url)
+            .await
+            .context("applying database migrations")?;
+    }
+    let primary = connect(settings, url)
+        .await
+        .context("connecting to PostgreSQL")?;
+    let mut replica_pools = Vec::with_capacity(replicas.urls.len());
+    for (index, replica) in replicas.urls.iter().enumerate() {
+        let pool = connect(settings, replica).await.with_context(|| {
+            format!(
+                "connecting to replica {} of DATABASE_REPLICA_URL",
+                index + 1
+            )
+        })?;
+        replica_pools.push(pool);
+    }
+    Ok(Opened::replicated(
+        primary,
+        replica_pools,
+        replicas.max_lag(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn replicas_without_postgres_stop_the_start() {
+        let store = StoreSettings {
+            database_url: None,
+            db_pool_size: 4,
+            db_statement_timeout_ms: 15_000,
+        };
+        let replicas = ReplicaSettings {
+            urls: vec!["postgres://replica/deckhand".to_owned()],
+            max_lag_ms: 1000,
+        };
+        let Err(error) = open_serving(&store, &replicas, false).await else {
+            panic!("replicas of the in-memory store were accepted")
+        };
+        assert_eq!(
+            error.to_string(),
+            "DATABASE_REPLICA_URL needs DATABASE_URL: the in-memory store has no replicas"
+        );
+    }
 }

@@ -19,6 +19,7 @@ pub mod patch;
 pub mod ports;
 pub mod pruning;
 pub mod readable;
+pub mod routing;
 pub mod services;
 pub mod settings;
 pub mod sideboards;

@@ -7,9 +7,11 @@ use std::marker::PhantomData;
 
 use actix_web::dev::Payload;
 use actix_web::{Error, FromRequest, HttpRequest, web};
+use deckhand_domain::Services;
 use deckhand_domain::catalog::{Game, GameNotFound};
 use deckhand_domain::decks::DeckId;
 use deckhand_domain::identity::{AccessRule, Principal, Scope};
+use deckhand_domain::routing::Database;
 use deckhand_domain::sideboards::{GuideId, MatchupId};
 use futures_util::future::LocalBoxFuture;
 use serde::Deserialize;
@@ -59,6 +61,27 @@ pub(crate) enum ReadEvents {}
 
 impl Rule for ReadEvents {
     const RULE: AccessRule = AccessRule::SignedIn;
+}
+
+/// Which database may answer an endpoint (see `deckhand_domain::routing`): the primary, the
+/// default, or, for reads the contract lets a replica serve, whichever the router picks.
+pub(crate) trait Destination {
+    const REPLICA_MAY_SERVE: bool;
+}
+
+/// Writes, credential checks and the reads a replica may not serve.
+pub(crate) enum OnPrimary {}
+
+impl Destination for OnPrimary {
+    const REPLICA_MAY_SERVE: bool = false;
+}
+
+/// Lists, details, versions, guides, export, resolution and the events feed: a replica may
+/// serve them to a caller without a user identity.
+pub(crate) enum ReplicaMayServe {}
+
+impl Destination for ReplicaMayServe {
+    const REPLICA_MAY_SERVE: bool = true;
 }
 
 /// The path of a game-scoped endpoint.
@@ -174,16 +197,19 @@ impl ScopedPath for MatchupPath {
     }
 }
 
-/// The ids of a path `P` in an authorized game, once the caller passed `R`'s rule for it.
-/// Whether the caller may see or write what they name is the service's to judge.
-pub(crate) struct PathAccess<R, P> {
+/// The ids of a path `P` in an authorized game, once the caller passed `R`'s rule for it, and
+/// the database that answers (`D` says whether a replica may). Whether the caller may see or
+/// write what they name is the service's to judge.
+pub(crate) struct PathAccess<R, P, D = OnPrimary> {
     pub(crate) principal: Principal,
     pub(crate) game: Game,
     pub(crate) path: P,
-    rule: PhantomData<fn() -> R>,
+    /// The database whose services the handler calls ([`HttpState::services_on`]).
+    pub(crate) database: Database,
+    rule: PhantomData<fn() -> (R, D)>,
 }
 
-impl<R: Rule, P: ScopedPath> FromRequest for PathAccess<R, P> {
+impl<R: Rule, P: ScopedPath, D: Destination> FromRequest for PathAccess<R, P, D> {
     type Error = Error;
     type Future = LocalBoxFuture<'static, Result<Self, Error>>;
 
@@ -192,11 +218,13 @@ impl<R: Rule, P: ScopedPath> FromRequest for PathAccess<R, P> {
         Box::pin(async move {
             // A malformed id is 404 through the path extractor's error handler.
             let path = web::Path::<P>::extract(&request).await?.into_inner();
-            let (principal, game) = authorized_game(&request, path.game(), R::RULE).await?;
+            let (principal, game, database) =
+                authorized_game(&request, path.game(), R::RULE, D::REPLICA_MAY_SERVE).await?;
             Ok(Self {
                 principal,
                 game,
                 path,
+                database,
                 rule: PhantomData,
             })
         })
@@ -207,21 +235,28 @@ async fn authorized_game(
     request: &HttpRequest,
     slug: &str,
     rule: AccessRule,
-) -> Result<(Principal, Game), ApiError> {
+    replica_may_serve: bool,
+) -> Result<(Principal, Game, Database), ApiError> {
     let state = request
         .app_data::<web::Data<HttpState>>()
         .ok_or_else(|| ApiError::unexpected(anyhow::anyhow!("HttpState is not registered")))?;
-    let game = known_game(state, slug).await?;
-    let principal = authenticate(request, state).await?.0;
+    // The caller decides the database, the game is looked up there, and only then do failed
+    // credentials count: an unknown game is a 404 whoever asks.
+    let caller = authenticate(request, state).await;
+    let database = match &caller {
+        Ok(caller) if replica_may_serve => state.route_read(&caller.0),
+        _ => Database::Primary,
+    };
+    let game = known_game(state.services_on(database), slug).await?;
+    let principal = caller?.0;
     principal.authorize(rule, Some(&game.slug))?;
-    Ok((principal, game))
+    Ok((principal, game, database))
 }
 
 /// The game of a `{game}` path segment, or 404 `SERVICE_NOT_FOUND`, for endpoints open to
 /// every caller.
-pub(crate) async fn known_game(state: &HttpState, slug: &str) -> Result<Game, ApiError> {
-    state
-        .services
+pub(crate) async fn known_game(services: &Services, slug: &str) -> Result<Game, ApiError> {
+    services
         .catalog
         .game(slug)
         .await

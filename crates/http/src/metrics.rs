@@ -1,12 +1,16 @@
-//! Prometheus metrics: requests by route and status, a latency histogram, pool use, and the
-//! webhook deliveries of this instance by outcome with the shared queue's depth and age.
+//! Prometheus metrics: requests by route and status, a latency histogram, pool use, the
+//! webhook deliveries of this instance by outcome with the shared queue's depth and age, and
+//! the reads routed to each database with each replica's lag.
+
+use std::time::Duration;
 
 use deckhand_domain::ports::PoolStatus;
+use deckhand_domain::routing::Database;
 use deckhand_domain::webhooks::DeliveryResult;
 use deckhand_domain::webhooks::ports::QueueStats;
 use prometheus::{
-    Encoder as _, Gauge, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts,
-    Registry, TextEncoder,
+    Encoder as _, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGauge,
+    IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 pub struct Metrics {
@@ -17,6 +21,8 @@ pub struct Metrics {
     webhook_deliveries: IntCounterVec,
     webhook_queue: IntGauge,
     webhook_oldest: Gauge,
+    reads: IntCounterVec,
+    replica_lag: GaugeVec,
 }
 
 impl Metrics {
@@ -66,6 +72,23 @@ impl Metrics {
             "deckhand_webhook_oldest_pending_seconds",
             "Age of the oldest pending webhook delivery (0 when none)",
         )?;
+        let reads = IntCounterVec::new(
+            Opts::new(
+                "deckhand_db_reads_total",
+                "Reads a replica may serve, by the database this instance routed them to",
+            ),
+            &["database"],
+        )?;
+        reads.with_label_values(&[&Database::Primary.name()]);
+        let replica_lag = GaugeVec::new(
+            Opts::new(
+                "deckhand_db_replica_lag_seconds",
+                "How long ago the primary had written no more than each replica has replayed, as last measured (absent while a replica does not answer)",
+            ),
+            &["database"],
+        )?;
+        registry.register(Box::new(reads.clone()))?;
+        registry.register(Box::new(replica_lag.clone()))?;
         registry.register(Box::new(pool.clone()))?;
         registry.register(Box::new(webhook_deliveries.clone()))?;
         registry.register(Box::new(webhook_queue.clone()))?;
@@ -78,6 +101,8 @@ impl Metrics {
             webhook_deliveries,
             webhook_queue,
             webhook_oldest,
+            reads,
+            replica_lag,
         })
     }
 
@@ -98,11 +123,30 @@ impl Metrics {
             .inc();
     }
 
+    /// A read was routed to `database`.
+    pub fn read_on(&self, database: Database) {
+        self.reads.with_label_values(&[&database.name()]).inc();
+    }
+
+    /// `replicas`: each replica and its lag now (`None`: not answering).
     pub fn render(
         &self,
         pool: Option<PoolStatus>,
         webhooks: Option<(QueueStats, time::OffsetDateTime)>,
+        replicas: &[(Database, Option<Duration>)],
     ) -> anyhow::Result<String> {
+        for (replica, lag) in replicas {
+            let name = replica.name();
+            match lag {
+                Some(lag) => self
+                    .replica_lag
+                    .with_label_values(&[&name])
+                    .set(lag.as_secs_f64()),
+                None => {
+                    let _ = self.replica_lag.remove_label_values(&[&name]);
+                }
+            }
+        }
         if let Some((stats, now)) = webhooks {
             self.webhook_queue
                 .set(i64::try_from(stats.pending).unwrap_or(i64::MAX));

@@ -1,6 +1,8 @@
 use std::collections::BTreeMap;
 
 use deckhand_domain::Services;
+use deckhand_domain::identity::Principal;
+use deckhand_domain::routing::{Database, ReadRouter};
 
 use crate::export_cache::MokaExportCache;
 use crate::metrics::Metrics;
@@ -9,7 +11,10 @@ use crate::revoked_uses::RevokedTokenUses;
 
 /// What handlers share: the domain services, adapter settings and the metrics registry.
 pub struct HttpState {
+    /// The primary's services: writes, credentials, OAuth, and reads no replica may serve.
     pub services: Services,
+    /// Every database's services and the rule that picks one for a read (`route_read`).
+    pub router: ReadRouter,
     pub config: HttpConfig,
     pub metrics: Metrics,
     /// Renders of stored decks for the text export, per instance (see [`crate::export_cache`]).
@@ -58,14 +63,36 @@ impl HttpConfig {
 }
 
 impl HttpState {
+    /// One database, the primary, for everything.
     pub fn new(services: Services, config: HttpConfig) -> anyhow::Result<Self> {
+        Self::routed(ReadRouter::primary_only(services), config)
+    }
+
+    /// The databases of `router`, reads a replica may serve routed by it.
+    pub fn routed(router: ReadRouter, config: HttpConfig) -> anyhow::Result<Self> {
         Ok(Self {
             rate_limits: RateLimits::new(config.rate_limits.as_ref()),
             revoked_uses: RevokedTokenUses::new(config.rate_limits.is_some()),
-            services,
+            services: router.primary().clone(),
+            router,
             config,
             metrics: Metrics::new()?,
             export_cache: MokaExportCache::default(),
         })
+    }
+}
+
+impl HttpState {
+    /// The database that answers a read a replica may serve, for `principal`; counted in
+    /// `/metrics` as a read of that database.
+    pub(crate) fn route_read(&self, principal: &Principal) -> Database {
+        let database = self.router.route_read(principal);
+        self.metrics.read_on(database);
+        database
+    }
+
+    /// The services of `database`.
+    pub(crate) fn services_on(&self, database: Database) -> &Services {
+        self.router.services(database)
     }
 }

@@ -477,6 +477,17 @@ impl PgCatalog {
         }
     }
 
+    /// A catalog read from a streaming replica, where LISTEN is refused and no notification
+    /// arrives: nothing is held in process (a copy could not be told when to go), so every
+    /// read, card lookups included, is answered by the replica's tables and indexes.
+    pub(crate) fn on_replica(pool: Pool) -> Self {
+        Self {
+            cache: cache::CatalogCache::never_listening(pool.clone()),
+            pool,
+            lookups: CardLookups::InDatabase,
+        }
+    }
+
     /// A catalog answering as `lookups` says; with [`CardLookups::Resident`], once its change
     /// listener is connected, so that every lookup is answered in process from then on.
     pub(crate) async fn with_lookups(pool: Pool, lookups: CardLookups) -> anyhow::Result<Self> {

@@ -30,6 +30,7 @@ use diesel::{OptionalExtension as _, QueryResult, QueryableByName};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use tokio::sync::watch;
+use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::error;
@@ -331,6 +332,9 @@ impl Invalidate for EventNews {
 pub(crate) struct PgEvents {
     pool: Pool,
     news: Arc<EventNews>,
+    /// Whether `pool` is a streaming replica, which hears of an event from the primary's
+    /// listener before it has replayed it.
+    on_replica: bool,
 }
 
 impl PgEvents {
@@ -344,8 +348,53 @@ impl PgEvents {
             Arc::downgrade(&news) as Weak<EventNews>,
             pool.clone(),
         );
-        Self { pool, news }
+        Self {
+            pool,
+            news,
+            on_replica: false,
+        }
     }
+
+    /// The log read from the streaming replica `replica`, woken by this log's listener: a
+    /// replica takes no LISTEN and is never notified, so the news comes from the primary.
+    pub(crate) fn on_replica(&self, replica: Pool) -> Self {
+        Self {
+            pool: replica,
+            news: self.news.clone(),
+            on_replica: true,
+        }
+    }
+
+    /// Returns once this log shows every event through `sequence`, or at `deadline`. Only a
+    /// replica can be behind the news; it catches up within its replay lag, so this looks
+    /// again every [`REPLAY_CHECK`] for that short while rather than wait for a notification
+    /// the replica never gets.
+    async fn caught_up_with(&self, sequence: i64, deadline: Instant) -> anyhow::Result<()> {
+        if !self.on_replica {
+            return Ok(());
+        }
+        loop {
+            let mut conn = checkout(&self.pool).await?;
+            let shown: LastSequenceRow = diesel::sql_query("SELECT last_sequence FROM event_log")
+                .get_result(&mut conn)
+                .await
+                .map_err(error::query)?;
+            drop(conn);
+            if shown.last_sequence >= sequence || Instant::now() >= deadline {
+                return Ok(());
+            }
+            tokio::time::sleep_until(deadline.min(Instant::now() + REPLAY_CHECK)).await;
+        }
+    }
+}
+
+/// How often a replica behind the news is looked at again (see [`PgEvents::caught_up_with`]).
+const REPLAY_CHECK: Duration = Duration::from_millis(20);
+
+#[derive(Debug, QueryableByName)]
+struct LastSequenceRow {
+    #[diesel(sql_type = Int8)]
+    last_sequence: i64,
 }
 
 #[async_trait]
@@ -375,15 +424,18 @@ impl EventRepository for PgEvents {
     }
 
     async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
+        let deadline = Instant::now() + timeout;
         let mut heard = self.news.heard.subscribe();
         let start = *heard.borrow_and_update();
-        if start.sequence > sequence {
-            return Ok(());
+        if start.sequence <= sequence {
+            // Any change (news, or the listener dropping or reconnecting) ends the wait: the
+            // reader reads again and, finding nothing, waits again.
+            let _ = tokio::time::timeout_at(deadline, heard.changed()).await;
         }
-        // Any change (news, or the listener dropping or reconnecting) ends the wait: the
-        // reader reads again and, finding nothing, waits again.
-        let _ = tokio::time::timeout(timeout, heard.changed()).await;
-        Ok(())
+        // A replica may not show yet what the primary announced: reading it now would find
+        // nothing and send the reader straight back here, spinning until it does.
+        let newest = heard.borrow().sequence;
+        self.caught_up_with(newest, deadline).await
     }
 
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {

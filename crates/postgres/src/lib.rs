@@ -24,6 +24,7 @@ mod pats;
 mod pool;
 mod pruning;
 mod replays;
+mod replication;
 mod rules;
 mod schema;
 mod scopes;
@@ -48,11 +49,19 @@ use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
 pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect, connect_with_timeout};
+pub use replication::{Replicated, replicated};
 
 /// Every repository over one pool.
 pub fn repositories(pool: Pool) -> Repositories {
+    repositories_and_events(pool).0
+}
+
+/// Every repository over one pool, and the event log among them, whose news of new events
+/// replicas share (`replication`).
+fn repositories_and_events(pool: Pool) -> (Repositories, Arc<events::PgEvents>) {
     let pat_cache = pats::PatCache::new(pool.clone());
-    let events: Arc<dyn EventRepository> = Arc::new(events::PgEvents::new(pool.clone()));
+    let event_log = Arc::new(events::PgEvents::new(pool.clone()));
+    let events: Arc<dyn EventRepository> = event_log.clone();
     let mut prune_jobs = pruning::jobs(&pool);
     prune_jobs.push(PruneJob::new(
         "events",
@@ -66,7 +75,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         Kept::For(DELIVERY_RETENTION),
         EndedDeliveries(webhooks.clone()),
     ));
-    Repositories {
+    let repositories = Repositories {
         users: Arc::new(users::PgUserRepository {
             pool: pool.clone(),
             pats: pat_cache.clone(),
@@ -87,7 +96,8 @@ pub fn repositories(pool: Pool) -> Repositories {
         prune_jobs,
         webhooks,
         health: Arc::new(health::PgHealth { pool }),
-    }
+    };
+    (repositories, event_log)
 }
 
 /// As [`repositories`], with the card lookups of a resolution answered as `lookups` says.

@@ -13,6 +13,7 @@ use clap::Parser as _;
 use deckhand::cli::{Cli, Command};
 use deckhand::server::ServerOptions;
 pub use deckhand::settings::ConnectionLimits;
+use deckhand::store::Opened;
 use deckhand_domain::Services;
 use deckhand_domain::oauth::OAuthPolicy;
 use deckhand_domain::ports::{Clock, Repositories, SystemPorts};
@@ -71,9 +72,19 @@ pub struct TestAppBuilder {
     oauth: Option<OAuthPolicy>,
     statement_timeout: std::time::Duration,
     webhooks: DeliveryPolicy,
+    replicas: Vec<String>,
+    replica_max_lag: std::time::Duration,
 }
 
 impl TestAppBuilder {
+    /// Streaming replicas of the store (`DATABASE_REPLICA_URL`), with the most replay lag a
+    /// read may see (`DECKHAND_REPLICA_MAX_LAG_MS`); needs a PostgreSQL store.
+    pub fn replicas(mut self, urls: &[String], max_lag: std::time::Duration) -> Self {
+        self.replicas = urls.to_vec();
+        self.replica_max_lag = max_lag;
+        self
+    }
+
     /// How webhooks are delivered (default: `deckhand serve`'s, private targets refused).
     pub fn webhooks(mut self, policy: DeliveryPolicy) -> Self {
         self.webhooks = policy;
@@ -122,9 +133,17 @@ impl TestAppBuilder {
     }
 
     pub async fn start(self) -> TestApp {
-        let (repositories, db, database_url) = match self.store {
-            Store::Memory => (deckhand_memory::repositories(), None, None),
+        let unreplicated = |primary| Opened {
+            primary,
+            replicas: None,
+        };
+        let (opened, db, database_url) = match self.store {
+            Store::Memory => (unreplicated(deckhand_memory::repositories()), None, None),
             Store::Postgres => {
+                assert!(
+                    self.replicas.is_empty(),
+                    "replicas need a cluster of their own (Store::PostgresAt)"
+                );
                 let db = TestDb::new().await;
                 let url = db.url().to_owned();
                 let repositories = if self.statement_timeout == deckhand_postgres::STATEMENT_TIMEOUT
@@ -133,14 +152,24 @@ impl TestAppBuilder {
                 } else {
                     postgres_repositories(&url, self.statement_timeout).await
                 };
-                (repositories, Some(db), Some(url))
+                (unreplicated(repositories), Some(db), Some(url))
             }
             Store::PostgresAt(url) => {
                 deckhand_postgres::run_migrations(&url)
                     .await
                     .expect("migrate the database");
-                let repositories = postgres_repositories(&url, self.statement_timeout).await;
-                (repositories, None, Some(url))
+                let primary = pool(&url, self.statement_timeout).await;
+                let opened = if self.replicas.is_empty() {
+                    unreplicated(deckhand_postgres::repositories(primary))
+                } else {
+                    // As `deckhand serve` wires them.
+                    let mut replicas = Vec::new();
+                    for replica in &self.replicas {
+                        replicas.push(pool(replica, self.statement_timeout).await);
+                    }
+                    Opened::replicated(primary, replicas, self.replica_max_lag)
+                };
+                (opened, None, Some(url))
             }
         };
         let mut system = deckhand::passwords::server_system_ports();
@@ -148,7 +177,7 @@ impl TestAppBuilder {
             system.clock = clock;
         }
         let mut app = TestApp::serve(
-            repositories,
+            opened,
             system,
             self.rate_limits,
             self.public_url,
@@ -180,6 +209,8 @@ impl TestApp {
             oauth: None,
             statement_timeout: deckhand_postgres::STATEMENT_TIMEOUT,
             webhooks: DeliveryPolicy::default(),
+            replicas: Vec::new(),
+            replica_max_lag: std::time::Duration::from_secs(1),
         }
     }
 
@@ -192,7 +223,7 @@ impl TestApp {
     }
 
     fn serve(
-        repositories: Repositories,
+        opened: Opened,
         system: SystemPorts,
         rate_limits: Option<BTreeMap<String, u32>>,
         public_url: Option<String>,
@@ -219,14 +250,14 @@ impl TestApp {
         if let Some(oauth) = oauth {
             settings.oauth = oauth;
         }
-        let services = deckhand::webhooks::with_dns(Services::new(repositories, system, settings));
+        let router = opened.into_router(system, settings);
+        let services = router.primary().clone();
         let config = HttpConfig {
             rate_limits,
             body_timeout: limits.client_request_timeout(),
             ..HttpConfig::new(public_url.clone())
         };
-        let state =
-            deckhand::server::http_state(services.clone(), config).expect("build the HTTP state");
+        let state = deckhand::server::http_state(router, config).expect("build the HTTP state");
         let options = ServerOptions {
             workers: Some(1),
             limits,
@@ -275,7 +306,10 @@ impl TestApp {
             .expect("a second instance needs a PostgreSQL store");
         let repositories = postgres_repositories(&url, deckhand_postgres::STATEMENT_TIMEOUT).await;
         let mut app = TestApp::serve(
-            repositories,
+            Opened {
+                primary: repositories,
+                replicas: None,
+            },
             deckhand::passwords::server_system_ports(),
             Some(HttpConfig::default_rate_limits()),
             Some(self.public_url.clone()),
@@ -332,10 +366,13 @@ impl TestApp {
 }
 
 async fn postgres_repositories(url: &str, statement_timeout: std::time::Duration) -> Repositories {
-    let pool = deckhand_postgres::connect_with_timeout(url, 4, statement_timeout)
+    deckhand_postgres::repositories(pool(url, statement_timeout).await)
+}
+
+async fn pool(url: &str, statement_timeout: std::time::Duration) -> deckhand_postgres::Pool {
+    deckhand_postgres::connect_with_timeout(url, 4, statement_timeout)
         .await
-        .expect("connect a pool");
-    deckhand_postgres::repositories(pool)
+        .expect("connect a pool")
 }
 
 impl Drop for TestApp {

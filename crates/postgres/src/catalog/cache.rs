@@ -78,6 +78,14 @@ impl CatalogCache {
         })
     }
 
+    /// A cache that never listens, so never keeps a copy: every read goes to `pool`.
+    pub(super) fn never_listening(pool: Pool) -> Arc<Self> {
+        let cache = Self::new(pool);
+        // Marked as started, so no listener is ever spawned and `listening` stays false.
+        let _ = cache.listener.set(());
+        cache
+    }
+
     fn start_listening(self: &Arc<Self>) {
         self.listener.get_or_init(|| {
             listener::spawn(CHANNEL, Arc::downgrade(self), self.pool.clone());

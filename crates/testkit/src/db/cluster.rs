@@ -104,6 +104,27 @@ impl Runner {
         self.command(self.bindir.join(name))
     }
 
+    /// A program of the server's release (`pg_basebackup`): beside `pg_ctl`, where `pg_ctl`
+    /// really lives when that is a link, or on PATH.
+    fn release_binary(&self, name: &str) -> anyhow::Result<Command> {
+        let real_bindir = fs::canonicalize(self.bindir.join("pg_ctl"))
+            .ok()
+            .and_then(|pg_ctl| pg_ctl.parent().map(Path::to_path_buf));
+        let found = [Some(self.bindir.clone()), real_bindir]
+            .into_iter()
+            .flatten()
+            .map(|dir| dir.join(name))
+            .find(|path| path.is_file())
+            .or_else(|| which::which(name).ok())
+            .with_context(|| {
+                format!(
+                    "found no `{name}` beside pg_ctl or on PATH (it comes with PostgreSQL's \
+                     client programs: the Debian package postgresql-client)"
+                )
+            })?;
+        Ok(self.command(found))
+    }
+
     /// A directory the server's user may use, created if needed.
     fn prepare(&self, dir: &Path) -> anyhow::Result<()> {
         fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -395,6 +416,35 @@ impl OwnCluster {
     /// Creates the cluster `name` with empty data (replacing what a previous run left) and
     /// starts it.
     pub fn start(name: &str) -> anyhow::Result<Self> {
+        let (runner, layout) = Self::fresh_layout(name)?;
+        runner.init(&layout)?;
+        runner.start(&layout)?;
+        Ok(Self { runner, layout })
+    }
+
+    /// A streaming replica of this cluster, `name`: a base backup taken with `pg_basebackup -R`
+    /// (which writes `primary_conninfo` and `standby.signal`) into a data directory of its
+    /// own, started as a second server that replays this one's log and answers reads (hot
+    /// standby). Stopped on drop, like this one.
+    pub fn replica(&self, name: &str) -> anyhow::Result<Self> {
+        let (runner, layout) = Self::fresh_layout(name)?;
+        runner
+            .run(
+                runner
+                    .release_binary("pg_basebackup")?
+                    .arg("-D")
+                    .arg(layout.data())
+                    .args(["-R", "-X", "stream", "--no-sync", "-d"])
+                    .arg(self.url())
+                    .current_dir(&layout.root),
+            )
+            .context("taking a base backup for the replica")?;
+        runner.start(&layout)?;
+        Ok(Self { runner, layout })
+    }
+
+    /// An empty place for the cluster `name` (what a previous run left there removed).
+    fn fresh_layout(name: &str) -> anyhow::Result<(Runner, Layout)> {
         let runner = Runner::detect()?;
         let folder = format!("testkit-pg-{name}");
         let mut roots = vec![local_cluster_dir().with_file_name(&folder)];
@@ -414,9 +464,7 @@ impl OwnCluster {
             fs::remove_dir_all(layout.data())
                 .with_context(|| format!("removing {}", layout.data().display()))?;
         }
-        runner.init(&layout)?;
-        runner.start(&layout)?;
-        Ok(Self { runner, layout })
+        Ok((runner, layout))
     }
 
     pub fn url(&self) -> String {

@@ -3,7 +3,7 @@ use deckhand_domain::catalog::{CardIdentifier, MAX_IDENTIFIERS};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::access::{GamePath, PathAccess, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::body::{Body, json_or_text};
 use crate::dto::cards::{CardIdentifierDto, ResolvedDto, UnresolvedDto};
 use crate::error::{ApiError, FieldError};
@@ -61,7 +61,7 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
 #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
 pub async fn resolve_cards(
     state: web::Data<HttpState>,
-    PathAccess { game, .. }: PathAccess<ReadDecks, GamePath>,
+    PathAccess { game, database, .. }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
     query: web::Query<ResolveQuery>,
     Body(body): Body<ResolveBody>,
 ) -> Result<HttpResponse, ApiError> {
@@ -82,7 +82,7 @@ pub async fn resolve_cards(
         None => None,
         Some(wanted) => Some(
             state
-                .services
+                .services_on(database)
                 .catalog
                 .format(&game, wanted)
                 .await?
@@ -97,7 +97,7 @@ pub async fn resolve_cards(
     };
 
     let resolution = state
-        .services
+        .services_on(database)
         .catalog
         .resolve(&game, &identifiers, format.as_ref())
         .await?;

@@ -6,7 +6,7 @@ use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use super::{DeckListItem, etag, formats_of};
-use crate::access::{DeckPath, PathAccess, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::decks::FeaturedCardDto;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
@@ -141,11 +141,12 @@ pub async fn deck_detail(
         principal,
         game,
         path: DeckPath { id: deck, .. },
+        database,
         ..
-    }: PathAccess<ReadDecks, DeckPath>,
+    }: PathAccess<ReadDecks, DeckPath, ReplicaMayServe>,
     query: web::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let decks = &state.services.decks;
+    let decks = &state.services_on(database).decks;
     // Only an expansion needs the card lines; without one they stay unread.
     let (overview, expanded_cards) = match &query.expand {
         Some(Expand::Cards) => {
@@ -154,7 +155,7 @@ pub async fn deck_detail(
         }
         None => (decks.overview(&principal, &game, deck).await?, None),
     };
-    let formats = formats_of(&state, &game).await?;
+    let formats = formats_of(state.services_on(database), &game).await?;
     let detail = DeckDetail {
         item: DeckListItem::new(&overview.listing, &formats, false, principal.acting_user()),
         notes: overview.notes,

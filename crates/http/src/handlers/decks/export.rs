@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use super::CardLineDto;
-use crate::access::{GamePath, PathAccess, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::body::{Body, json_or_text};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::{ApiError, FieldError};
@@ -140,12 +140,15 @@ impl ExportBody {
 pub async fn export_text(
     state: web::Data<HttpState>,
     PathAccess {
-        principal, game, ..
-    }: PathAccess<ReadDecks, GamePath>,
+        principal,
+        game,
+        database,
+        ..
+    }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
     request: HttpRequest,
     Body(body): Body<ExportBody>,
 ) -> Result<HttpResponse, ApiError> {
-    let export = &state.services.export;
+    let export = &state.services_on(database).export;
     let (text, warnings) = match body.try_into_request()? {
         Request::Deck(id, version) => {
             let text = export

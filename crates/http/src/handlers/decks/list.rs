@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::{DeckListItem, DeckPage, formats_of};
-use crate::access::{GamePath, PathAccess, ReadDecks};
+use crate::access::{GamePath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::conditional::{IfNoneMatchHeader, json_page};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
@@ -104,14 +104,21 @@ pub async fn list_decks(
     request: HttpRequest,
     state: web::Data<HttpState>,
     PathAccess {
-        principal, game, ..
-    }: PathAccess<ReadDecks, GamePath>,
+        principal,
+        game,
+        database,
+        ..
+    }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
     query: web::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (list, summary) = query.into_inner().into_request()?;
     let asked = list.page;
-    let page = state.services.decks.list(&principal, &game, list).await?;
-    let formats = formats_of(&state, &game).await?;
+    let page = state
+        .services_on(database)
+        .decks
+        .list(&principal, &game, list)
+        .await?;
+    let formats = formats_of(state.services_on(database), &game).await?;
     let data = page
         .items
         .iter()

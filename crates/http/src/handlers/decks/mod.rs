@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 
 use actix_web::http::header::{self, ETag, EntityTag};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
-use deckhand_domain::Patch;
 use deckhand_domain::catalog::{CardIdentifier, Format, Game};
 use deckhand_domain::decks::{
     CardLineInput, Deck, DeckChanges, DeckListing, DeckVersion, FeaturedInput, FeaturedSlot,
     ForkedFrom, HistoryType,
 };
 use deckhand_domain::identity::UserId;
+use deckhand_domain::{Patch, Services};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use utoipa::ToSchema;
@@ -38,7 +38,6 @@ use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
 use crate::pagination::Pagination;
-use crate::state::HttpState;
 
 /// A deck in a list; the summary fields only with `include=summary`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -454,6 +453,6 @@ pub fn if_match(request: &HttpRequest) -> Result<Option<i32>, ApiError> {
 }
 
 /// The game's formats, for rendering `format` objects of many decks with one lookup.
-pub async fn formats_of(state: &HttpState, game: &Game) -> Result<Vec<Format>, ApiError> {
-    Ok(state.services.catalog.formats(game).await?)
+pub async fn formats_of(services: &Services, game: &Game) -> Result<Vec<Format>, ApiError> {
+    Ok(services.catalog.formats(game).await?)
 }

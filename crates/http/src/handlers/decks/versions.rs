@@ -4,7 +4,7 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::decks::forked_from_as_seen;
 
 use super::DeckVersionDto;
-use crate::access::{DeckPath, PathAccess, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
@@ -31,11 +31,12 @@ pub async fn deck_versions(
         principal,
         game,
         path: DeckPath { id: deck, .. },
+        database,
         ..
-    }: PathAccess<ReadDecks, DeckPath>,
+    }: PathAccess<ReadDecks, DeckPath, ReplicaMayServe>,
 ) -> Result<HttpResponse, ApiError> {
     let history = state
-        .services
+        .services_on(database)
         .decks
         .versions(&principal, &game, deck)
         .await?;

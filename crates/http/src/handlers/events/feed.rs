@@ -8,7 +8,7 @@ use deckhand_domain::validation::{FieldViolation, Violations};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::access::{GamePath, PathAccess, ReadEvents};
+use crate::access::{GamePath, PathAccess, ReadEvents, ReplicaMayServe};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::dto::events::EventPageDto;
 use crate::error::ApiError;
@@ -105,13 +105,16 @@ fn within(
 pub async fn list_events(
     state: web::Data<HttpState>,
     PathAccess {
-        principal, game, ..
-    }: PathAccess<ReadEvents, GamePath>,
+        principal,
+        game,
+        database,
+        ..
+    }: PathAccess<ReadEvents, GamePath, ReplicaMayServe>,
     params: web::Query<FeedParams>,
 ) -> Result<HttpResponse, ApiError> {
     let request = params.into_inner().into_request()?;
     let page = state
-        .services
+        .services_on(database)
         .events
         .feed(&principal, &game.slug, request)
         .await?;

@@ -1,6 +1,7 @@
 use actix_web::{HttpResponse, get, web};
 
 use crate::access::known_game;
+use crate::auth::Caller;
 use crate::dto::games::FormatListItem;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -20,9 +21,11 @@ use crate::state::HttpState;
 pub async fn list_formats(
     state: web::Data<HttpState>,
     game: web::Path<String>,
+    caller: Caller,
 ) -> Result<HttpResponse, ApiError> {
-    let game = known_game(&state, &game).await?;
-    let formats = state.services.catalog.formats(&game).await?;
+    let services = state.services_on(state.route_read(&caller.0));
+    let game = known_game(services, &game).await?;
+    let formats = services.catalog.formats(&game).await?;
     Ok(HttpResponse::Ok().json(
         formats
             .into_iter()

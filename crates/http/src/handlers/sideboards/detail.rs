@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::GuideDetailDto;
-use crate::access::{GuidePath, PathAccess, ReadSideboards};
+use crate::access::{GuidePath, PathAccess, ReadSideboards, ReplicaMayServe};
 use crate::conditional::{IfNoneMatchHeader, json_strong};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
@@ -29,11 +29,12 @@ pub async fn guide_detail(
         principal,
         game,
         path,
+        database,
         ..
-    }: PathAccess<ReadSideboards, GuidePath>,
+    }: PathAccess<ReadSideboards, GuidePath, ReplicaMayServe>,
 ) -> Result<HttpResponse, ApiError> {
     let detail = state
-        .services
+        .services_on(database)
         .sideboard_guides
         .get(&principal, &game, path.id)
         .await?;

@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::{GuideListQuery, SideboardGuidePage, page_response};
-use crate::access::{GamePath, PathAccess, ReadSideboards};
+use crate::access::{GamePath, PathAccess, ReadSideboards, ReplicaMayServe};
 use crate::conditional::IfNoneMatchHeader;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
@@ -26,13 +26,16 @@ pub async fn list_guides(
     request: HttpRequest,
     state: web::Data<HttpState>,
     PathAccess {
-        principal, game, ..
-    }: PathAccess<ReadSideboards, GamePath>,
+        principal,
+        game,
+        database,
+        ..
+    }: PathAccess<ReadSideboards, GamePath, ReplicaMayServe>,
     query: web::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let list = query.into_inner().into_request()?;
     let page = state
-        .services
+        .services_on(database)
         .sideboard_guides
         .list(&principal, &game, list.clone())
         .await?;

@@ -1,7 +1,7 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
 
 use super::{GuideDto, guide_etag};
-use crate::access::{DeckPath, PathAccess, ReadDecks};
+use crate::access::{DeckPath, PathAccess, ReadDecks, ReplicaMayServe};
 use crate::conditional::{IfNoneMatchHeader, json_tagged};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
@@ -29,10 +29,15 @@ pub async fn read_guide(
         principal,
         game,
         path: DeckPath { id: deck, .. },
+        database,
         ..
-    }: PathAccess<ReadDecks, DeckPath>,
+    }: PathAccess<ReadDecks, DeckPath, ReplicaMayServe>,
 ) -> Result<HttpResponse, ApiError> {
-    let guide = state.services.decks.guide(&principal, &game, deck).await?;
+    let guide = state
+        .services_on(database)
+        .decks
+        .guide(&principal, &game, deck)
+        .await?;
     let etag = guide_etag(guide.as_ref());
     let body = guide.map(GuideDto::from);
     json_tagged(&request, etag, &body)
