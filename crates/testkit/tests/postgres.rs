@@ -1202,3 +1202,87 @@ async fn a_user_deactivated_here_drops_the_kept_pats_at_once() {
         .unwrap();
     assert!(!found.active);
 }
+
+/// Two instances on one database (each with its own pool and its own remembered counts) never
+/// disagree on a list total once a write is acknowledged: whichever instance writes, the other's
+/// very next page counts it, for creates, visibility changes and archives (a deck leaving the
+/// list) alike. Every page is full, so each total is a remembered count, never one read off a
+/// last page.
+#[tokio::test]
+async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() {
+    use deckhand_domain::decks::{
+        Deck, DeckFilters, DeckQuery, DeckSort, HistoryType, PageRequest, SortOrder, Visibility,
+    };
+    use deckhand_testkit::fixtures::revision_of;
+
+    let (db, first, alice) = schema_with_alice().await;
+    let second = deckhand_postgres::repositories(
+        deckhand_postgres::connect(db.url(), 2).await.unwrap(),
+    );
+    let instances = [&first, &second];
+    let page = DeckQuery {
+        game: "mtg".into(),
+        filters: DeckFilters::default(),
+        viewer: None,
+        sort: DeckSort::CreatedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page: 1, limit: 1 },
+    };
+    let total = async |repos: &Repositories| {
+        let listed = repos.decks.list(&page).await.unwrap();
+        assert_eq!(listed.items.len(), 1, "a full page, so the total is counted");
+        listed.total
+    };
+    for seed in 0..2 {
+        first.decks.insert(&deck(&alice, &format!("seed {seed}"))).await.unwrap();
+    }
+    let mut expected = 2;
+    for round in 0..40 {
+        // Both orders: even rounds write on the first instance, odd ones on the second.
+        let (writer, reader) = (instances[round % 2], instances[(round + 1) % 2]);
+        // Both remember the current total before the write.
+        assert_eq!(total(writer).await, expected, "round {round}, before");
+        assert_eq!(total(reader).await, expected, "round {round}, before");
+
+        let new = deck(&alice, &format!("round {round}"));
+        writer.decks.insert(&new).await.unwrap();
+        expected += 1;
+        assert_eq!(total(reader).await, expected, "round {round}: created");
+        assert_eq!(total(writer).await, expected, "round {round}: created");
+
+        let (change, leaves): (fn(&Deck) -> _, _) = match round % 3 {
+            0 => (
+                |deck: &Deck| {
+                    let mut content = deck.content.clone();
+                    content.visibility = Visibility::Private;
+                    revision_of(deck, content, HistoryType::Update, now())
+                },
+                true,
+            ),
+            1 => (
+                |deck: &Deck| {
+                    let mut revision =
+                        revision_of(deck, deck.content.clone(), HistoryType::Update, now());
+                    revision.is_archived = true;
+                    revision
+                },
+                true,
+            ),
+            _ => (
+                |deck: &Deck| revision_of(deck, deck.content.clone(), HistoryType::Update, now()),
+                false,
+            ),
+        };
+        // The other instance changes it, so the writer reads a count the reader moved.
+        reader
+            .decks
+            .revise(new.id, Box::new(move |deck: &Deck| Ok(change(deck))))
+            .await
+            .unwrap();
+        if leaves {
+            expected -= 1;
+        }
+        assert_eq!(total(writer).await, expected, "round {round}: changed");
+        assert_eq!(total(reader).await, expected, "round {round}: changed");
+    }
+}
