@@ -47,12 +47,21 @@ use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 #[doc(hidden)]
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
-pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect, connect_with_timeout};
+pub use pool::{
+    POOL_TIMEOUT, Pool, Pooler, STATEMENT_TIMEOUT, connect, connect_through, connect_with_timeout,
+};
 
-/// Every repository over one pool.
+/// Every repository over one pool, which also gives the connections that LISTEN.
 pub fn repositories(pool: Pool) -> Repositories {
-    let pat_cache = pats::PatCache::new(pool.clone());
-    let events: Arc<dyn EventRepository> = Arc::new(events::PgEvents::new(pool.clone()));
+    repositories_listening_on(pool.clone(), pool)
+}
+
+/// Every repository over `pool`, with the connections that LISTEN for changes taken from
+/// `listen`: straight to PostgreSQL when `pool` goes through a transaction-mode pooler, which
+/// would hand a LISTENing session to other clients (`DATABASE_LISTEN_URL`).
+pub fn repositories_listening_on(pool: Pool, listen: Pool) -> Repositories {
+    let pat_cache = pats::PatCache::new(listen.clone());
+    let events: Arc<dyn EventRepository> = Arc::new(events::PgEvents::new(pool.clone(), &listen));
     let mut prune_jobs = pruning::jobs(&pool);
     prune_jobs.push(PruneJob::new(
         "events",
@@ -60,7 +69,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         PastRetention(events.clone()),
     ));
     let webhooks: Arc<dyn WebhookRepository> =
-        Arc::new(webhooks::PgWebhookRepository::new(pool.clone()));
+        Arc::new(webhooks::PgWebhookRepository::new(pool.clone(), &listen));
     prune_jobs.push(PruneJob::new(
         "webhook deliveries",
         Kept::For(DELIVERY_RETENTION),
@@ -77,7 +86,7 @@ pub fn repositories(pool: Pool) -> Repositories {
         }),
         decks: Arc::new(decks::PgDeckRepository::new(pool.clone())),
         sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
-        catalog: Arc::new(catalog::PgCatalog::new(pool.clone())),
+        catalog: Arc::new(catalog::PgCatalog::new(pool.clone(), listen)),
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
@@ -96,7 +105,7 @@ pub async fn repositories_with_card_lookups(
     pool: Pool,
     lookups: CardLookups,
 ) -> anyhow::Result<Repositories> {
-    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), lookups).await?;
+    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), pool.clone(), lookups).await?;
     Ok(Repositories {
         catalog: Arc::new(catalog),
         ..repositories(pool)

@@ -1216,9 +1216,8 @@ async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() 
     use deckhand_testkit::fixtures::revision_of;
 
     let (db, first, alice) = schema_with_alice().await;
-    let second = deckhand_postgres::repositories(
-        deckhand_postgres::connect(db.url(), 2).await.unwrap(),
-    );
+    let second =
+        deckhand_postgres::repositories(deckhand_postgres::connect(db.url(), 2).await.unwrap());
     let instances = [&first, &second];
     let page = DeckQuery {
         game: "mtg".into(),
@@ -1230,11 +1229,19 @@ async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() 
     };
     let total = async |repos: &Repositories| {
         let listed = repos.decks.list(&page).await.unwrap();
-        assert_eq!(listed.items.len(), 1, "a full page, so the total is counted");
+        assert_eq!(
+            listed.items.len(),
+            1,
+            "a full page, so the total is counted"
+        );
         listed.total
     };
     for seed in 0..2 {
-        first.decks.insert(&deck(&alice, &format!("seed {seed}"))).await.unwrap();
+        first
+            .decks
+            .insert(&deck(&alice, &format!("seed {seed}")))
+            .await
+            .unwrap();
     }
     let mut expected = 2;
     for round in 0..40 {
