@@ -172,5 +172,6 @@ async fn a_deck_flow_works_through_pgbouncer_in_transaction_mode_on_two_instance
         .map(|deck| deck["name"].clone())
         .collect();
     assert_eq!(names.len(), 7);
+
     drop(bouncer);
 }

@@ -1293,3 +1293,65 @@ async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() 
         assert_eq!(total(reader).await, expected, "round {round}: changed");
     }
 }
+
+/// Through a transaction-mode pooler nothing is SET on a session, so the statement timeout is
+/// the server's own: a pool whose timeout differs refuses its connections, naming both values
+/// and the fix, rather than run without the limit it was given; one that matches works.
+#[tokio::test]
+async fn through_a_pooler_a_connection_checks_the_servers_statement_timeout() {
+    use deckhand_postgres::{Pooler, connect_through};
+    use deckhand_testkit::db::OwnCluster;
+
+    let cluster = OwnCluster::start("pooler-timeout").expect("a cluster of our own");
+    let mut admin = AsyncPgConnection::establish(&cluster.url()).await.unwrap();
+    admin
+        .batch_execute("ALTER ROLE postgres SET statement_timeout = 15000")
+        .await
+        .unwrap();
+    let bouncer = cluster.pgbouncer(1).expect("PgBouncer in front of it");
+
+    let mismatched = connect_through(
+        &bouncer.url(),
+        1,
+        Duration::from_millis(5_000),
+        Pooler::Transaction,
+    )
+    .await
+    .unwrap();
+    let refused = mismatched
+        .get()
+        .await
+        .err()
+        .expect("a refused connection")
+        .to_string();
+    assert!(
+        refused.contains("statement_timeout is 15000 ms, not the 5000 ms")
+            && refused.contains("ALTER ROLE"),
+        "{refused}"
+    );
+
+    let matching = connect_through(
+        &bouncer.url(),
+        1,
+        Duration::from_millis(15_000),
+        Pooler::Transaction,
+    )
+    .await
+    .unwrap();
+    deckhand_postgres::run_migrations(&cluster.url())
+        .await
+        .unwrap();
+    let direct = deckhand_postgres::connect(&cluster.url(), 1).await.unwrap();
+    let repos = deckhand_postgres::repositories_listening_on(matching, direct);
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    assert_eq!(
+        repos
+            .users
+            .find_by_id(alice.id)
+            .await
+            .unwrap()
+            .map(|found| found.id),
+        Some(alice.id)
+    );
+}
