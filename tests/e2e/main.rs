@@ -24,6 +24,7 @@ mod oauth_browser;
 mod oauth_support;
 mod operations;
 mod partners;
+mod pooler;
 mod probes;
 mod replicas;
 mod resilience;

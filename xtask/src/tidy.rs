@@ -88,6 +88,8 @@ fn rust_files(root: &Path) -> Result<Vec<String>> {
             "--exclude-standard",
             "--",
             "*.rs",
+            // Patched third-party crates keep their own code (vendor/README.md).
+            ":!vendor/",
         ])
         .current_dir(root)
         .output()

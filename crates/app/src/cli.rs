@@ -471,4 +471,27 @@ mod tests {
         );
         assert!(Cli::parse_from_args(["deckhand", "--bind", "127.0.0.1:1"]).is_ok());
     }
+
+    #[test]
+    fn the_pooler_is_none_or_transaction_and_anything_else_stops_the_start() {
+        let pooler = |value: &str| {
+            Cli::parse_from_args(["deckhand", "serve", "--db-pooler", value]).map(|cli| {
+                match cli.command {
+                    Some(Command::Serve(settings)) => settings.store.db_pooler,
+                    _ => unreachable!("serve was asked for"),
+                }
+            })
+        };
+        assert_eq!(pooler("none").unwrap(), crate::settings::DbPooler::None);
+        assert_eq!(
+            pooler("transaction").unwrap(),
+            crate::settings::DbPooler::Transaction
+        );
+        let error = pooler("session").unwrap_err().to_string();
+        assert!(
+            error.contains("invalid value 'session' for '--db-pooler <DB_POOLER>'")
+                && error.contains("[possible values: none, transaction]"),
+            "{error}"
+        );
+    }
 }

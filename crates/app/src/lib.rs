@@ -23,9 +23,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         None => server::serve(cli.serve).await,
         Some(Command::Serve(settings)) => server::serve(settings).await,
         Some(Command::Migrate(store)) => {
+            // Straight to PostgreSQL: migrations hold a session's advisory lock.
             let url = store
-                .database_url
-                .as_deref()
+                .direct_url()
                 .ok_or_else(|| anyhow::anyhow!("`deckhand migrate` needs DATABASE_URL"))?;
             deckhand_postgres::run_migrations(url).await?;
             println!("{}", serde_json::json!({ "migrated": true }));

@@ -28,11 +28,35 @@ pub struct StoreSettings {
     #[arg(long, env = "DECKHAND_DB_STATEMENT_TIMEOUT_MS", default_value_t = 15_000,
           value_parser = clap::value_parser!(u32).range(100..=600_000))]
     pub db_statement_timeout_ms: u32,
+
+    /// What DATABASE_URL points at: PostgreSQL itself, or a pooler in transaction mode
+    /// (PgBouncer's `pool_mode = transaction`), through which nothing is left on a session.
+    #[arg(long, env = "DECKHAND_DB_POOLER", value_enum, default_value_t = DbPooler::None)]
+    pub db_pooler: DbPooler,
+
+    /// PostgreSQL itself, for what needs a session of its own: LISTEN and migrations (default:
+    /// DATABASE_URL).
+    #[arg(long, env = "DATABASE_LISTEN_URL", hide_env_values = true, value_parser = parse_database_url)]
+    pub database_listen_url: Option<String>,
+}
+
+/// `DECKHAND_DB_POOLER`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DbPooler {
+    None,
+    Transaction,
 }
 
 impl StoreSettings {
     pub fn statement_timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(u64::from(self.db_statement_timeout_ms))
+    }
+
+    /// The URL of PostgreSQL itself (`DATABASE_LISTEN_URL`, else `DATABASE_URL`).
+    pub fn direct_url(&self) -> Option<&str> {
+        self.database_listen_url
+            .as_deref()
+            .or(self.database_url.as_deref())
     }
 }
 

@@ -8,26 +8,23 @@ use deckhand_domain::Services;
 use deckhand_domain::ports::{Repositories, SystemPorts};
 use deckhand_domain::routing::{ReadRouter, ReplicationStatus};
 use deckhand_domain::settings::ServiceSettings;
+use deckhand_postgres::{Pool, Pooler};
 
-use crate::settings::{ReplicaSettings, StoreSettings};
+use crate::settings::{DbPooler, ReplicaSettings, StoreSettings};
 
 /// The repositories of the configured store; PostgreSQL ones after applying migrations when
-/// `migrate` is set.
+/// `migrate` is set. Migrations and LISTEN need sessions of their own (an advisory lock, a
+/// listening connection), so they go straight to PostgreSQL (`StoreSettings::direct_url`);
+/// everything else goes through `DATABASE_URL`, which may be a transaction-mode pooler.
 pub async fn open(settings: &StoreSettings, migrate: bool) -> anyhow::Result<Repositories> {
-    match &settings.database_url {
-        Some(url) => {
-            if migrate {
-                deckhand_postgres::run_migrations(url)
-                    .await
-                    .context("applying database migrations")?;
-            }
-            let pool = connect(settings, url)
-                .await
-                .context("connecting to PostgreSQL")?;
-            Ok(deckhand_postgres::repositories(pool))
-        }
-        None => Ok(deckhand_memory::repositories()),
-    }
+    let Some(url) = settings.database_url.as_deref() else {
+        return Ok(deckhand_memory::repositories());
+    };
+    let primary = connect_primary(settings, url, migrate).await?;
+    Ok(deckhand_postgres::repositories_listening_on(
+        primary.pool,
+        primary.listen,
+    ))
 }
 
 /// The PostgreSQL repositories; operator commands make no sense on a memory store that dies
@@ -40,13 +37,55 @@ pub async fn open_postgres(settings: &StoreSettings) -> anyhow::Result<Repositor
     open(settings, false).await
 }
 
-async fn connect(settings: &StoreSettings, url: &str) -> anyhow::Result<deckhand_postgres::Pool> {
-    deckhand_postgres::connect_with_timeout(
+/// The primary's pools: `pool` for statements (through the pooler, if any) and `listen` for
+/// the connections that LISTEN (PostgreSQL itself).
+struct PrimaryPools {
+    pool: Pool,
+    listen: Pool,
+}
+
+/// Migrates the primary when `migrate` is set, then opens its pools.
+async fn connect_primary(
+    settings: &StoreSettings,
+    url: &str,
+    migrate: bool,
+) -> anyhow::Result<PrimaryPools> {
+    let direct = settings.direct_url().unwrap_or(url);
+    if migrate {
+        deckhand_postgres::run_migrations(direct)
+            .await
+            .context("applying database migrations")?;
+    }
+    let pool = connect(settings, url)
+        .await
+        .context("connecting to PostgreSQL")?;
+    let listen = if direct == url && pooler(settings) == Pooler::None {
+        pool.clone()
+    } else {
+        // Listeners take their connections out of this pool for good, one at a time.
+        deckhand_postgres::connect_with_timeout(direct, 1, settings.statement_timeout())
+            .await
+            .context("connecting to PostgreSQL for LISTEN")?
+    };
+    Ok(PrimaryPools { pool, listen })
+}
+
+/// A pool of connections to `url` (the primary or a replica), as `DECKHAND_DB_POOLER` says.
+async fn connect(settings: &StoreSettings, url: &str) -> anyhow::Result<Pool> {
+    deckhand_postgres::connect_through(
         url,
         settings.db_pool_size as usize,
         settings.statement_timeout(),
+        pooler(settings),
     )
     .await
+}
+
+fn pooler(settings: &StoreSettings) -> Pooler {
+    match settings.db_pooler {
+        DbPooler::None => Pooler::None,
+        DbPooler::Transaction => Pooler::Transaction,
+    }
 }
 
 /// What `deckhand serve` runs on: the primary's repositories and, when replicas are set, theirs.
@@ -66,11 +105,12 @@ pub struct Replicas {
 impl Opened {
     /// The primary on `primary`, its replicas on `replicas`, their lag measured from now on.
     pub fn replicated(
-        primary: deckhand_postgres::Pool,
-        replicas: Vec<deckhand_postgres::Pool>,
+        primary: Pool,
+        listen: &Pool,
+        replicas: Vec<Pool>,
         max_lag: Duration,
     ) -> Self {
-        let replicated = deckhand_postgres::replicated(primary, replicas, max_lag);
+        let replicated = deckhand_postgres::replicated(primary, listen, replicas, max_lag);
         Self {
             primary: replicated.primary,
             replicas: Some(Replicas {
@@ -116,14 +156,7 @@ pub async fn open_serving(
             "DATABASE_REPLICA_URL needs DATABASE_URL: the in-memory store has no replicas"
         );
     };
-    if migrate {
-        deckhand_postgres::run_migrations(url)
-            .await
-            .context("applying database migrations")?;
-    }
-    let primary = connect(settings, url)
-        .await
-        .context("connecting to PostgreSQL")?;
+    let primary = connect_primary(settings, url, migrate).await?;
     let mut replica_pools = Vec::with_capacity(replicas.urls.len());
     for (index, replica) in replicas.urls.iter().enumerate() {
         let pool = connect(settings, replica).await.with_context(|| {
@@ -135,7 +168,8 @@ pub async fn open_serving(
         replica_pools.push(pool);
     }
     Ok(Opened::replicated(
-        primary,
+        primary.pool,
+        &primary.listen,
         replica_pools,
         replicas.max_lag(),
     ))
@@ -151,6 +185,8 @@ mod tests {
             database_url: None,
             db_pool_size: 4,
             db_statement_timeout_ms: 15_000,
+            db_pooler: DbPooler::None,
+            database_listen_url: None,
         };
         let replicas = ReplicaSettings {
             urls: vec!["postgres://replica/deckhand".to_owned()],

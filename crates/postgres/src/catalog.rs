@@ -469,9 +469,9 @@ pub(crate) struct PgCatalog {
 }
 
 impl PgCatalog {
-    pub(crate) fn new(pool: Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: Pool) -> Self {
         Self {
-            cache: cache::CatalogCache::new(pool.clone()),
+            cache: cache::CatalogCache::new(pool.clone(), listen),
             pool,
             lookups: CardLookups::Resident,
         }
@@ -490,10 +490,14 @@ impl PgCatalog {
 
     /// A catalog answering as `lookups` says; with [`CardLookups::Resident`], once its change
     /// listener is connected, so that every lookup is answered in process from then on.
-    pub(crate) async fn with_lookups(pool: Pool, lookups: CardLookups) -> anyhow::Result<Self> {
+    pub(crate) async fn with_lookups(
+        pool: Pool,
+        listen: Pool,
+        lookups: CardLookups,
+    ) -> anyhow::Result<Self> {
         let catalog = Self {
             lookups,
-            ..Self::new(pool)
+            ..Self::new(pool, listen)
         };
         if lookups == CardLookups::Resident {
             catalog.cache.wait_until_listening().await?;

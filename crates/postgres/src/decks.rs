@@ -7,6 +7,19 @@
 //! stored (TOASTed) value, and the history record then names the record holding that list
 //! (`cards_from`) instead of storing it again (`VERSION_SELECT` joins it back).
 
+/// The changes of the game `$game` (`deck_list_changes`, moved by every committed deck write of
+/// the game) as the statement that reads them sees them: a list page reads them beside its rows,
+/// a count beside its count, and a remembered count older than a page's is counted again.
+macro_rules! list_changes {
+    ($game:expr) => {
+        concat!(
+            "coalesce((SELECT c.changes FROM deck_list_changes c WHERE c.game = ",
+            $game,
+            "), 0)"
+        )
+    };
+}
+
 pub(crate) mod list_query;
 
 use std::sync::LazyLock;
@@ -141,11 +154,14 @@ const VERSION_SELECT: &str = "SELECT v.version_number, v.history_type, v.restore
      WHERE v.deck_id = $1";
 
 /// What a list shows: no card lines, notes or featured choices (`DeckListing`), and its
-/// author's name only as an id, named from [`Usernames`].
+/// author's name only as an id, named from [`Usernames`]; with the game's changes, so a page
+/// tells whether a remembered count is still good without a statement of its own.
 const LISTING_SELECT: &str = concat!(
     "SELECT ",
     listing_columns!(),
-    " FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
+    ", ",
+    list_changes!("d.game"),
+    " AS list_changes FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
     source_join!()
 );
 
@@ -153,9 +169,10 @@ const LISTING_SELECT: &str = concat!(
 /// bulk of a row, stay unread.
 const OVERVIEW_SELECT: &str = concat!("SELECT ", overview_columns!(), " ", deck_joins!());
 
-/// How long a list count is reused by this instance. Its own writes drop every count at once;
-/// other instances' writes show within this time. A page that ends the list needs no count at
-/// all: its total is known exactly from the page itself.
+/// How long a list count is kept by this instance. It is reused only while no instance has
+/// changed the game's decks since it was counted (`StampedCount::covers`), so the time bounds
+/// memory, not staleness. A page that ends the list needs no count at all: its total is known
+/// exactly from the page itself.
 const COUNT_TTL: StdDuration = StdDuration::from_secs(5);
 /// How many distinct filter combinations keep a count (and page statements a short walk).
 const COUNT_CAPACITY: u64 = 10_000;
@@ -290,6 +307,16 @@ struct ListingRow {
     source_owner_id: Option<Uuid>,
     #[diesel(sql_type = Nullable<Bool>)]
     source_is_archived: Option<bool>,
+}
+
+/// A row of a list page (`LISTING_SELECT`).
+#[derive(Debug, QueryableByName)]
+struct PageRow {
+    #[diesel(embed)]
+    listing: ListingRow,
+    /// The game's changes as the page's statement saw them (`list_changes!`).
+    #[diesel(sql_type = Int8)]
+    list_changes: i64,
 }
 
 impl ListingRow {
@@ -974,7 +1001,7 @@ async fn page_rows(
     conditions: &Conditions,
     game: &str,
     short_walks: &ShortWalks,
-) -> QueryResult<Vec<ListingRow>> {
+) -> QueryResult<Vec<PageRow>> {
     if let Some(rows) = walked_page(conn, query, short_walks).await? {
         return Ok(rows);
     }
@@ -1020,7 +1047,7 @@ async fn walked_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
     short_walks: &ShortWalks,
-) -> QueryResult<Option<Vec<ListingRow>>> {
+) -> QueryResult<Option<Vec<PageRow>>> {
     let Some(needle) = query.filters.name_contains.as_deref() else {
         return Ok(None);
     };
@@ -1035,7 +1062,7 @@ async fn walked_page(
     if short_walks.contains_key(&walk) {
         return Ok(None);
     }
-    let rows: Vec<ListingRow> = (&walk).load(conn).await?;
+    let rows: Vec<PageRow> = (&walk).load(conn).await?;
     if rows.len() == query.page.limit as usize {
         return Ok(Some(rows));
     }
@@ -1045,11 +1072,34 @@ async fn walked_page(
 
 pub(crate) struct PgDeckRepository {
     pool: Pool,
-    /// Capped list counts by filter combination (see [`COUNT_TTL`]). Requests that want the
-    /// same missing count wait for one statement instead of each running it.
-    counts: moka::future::Cache<Conditions, u64>,
+    /// Capped list counts by filter combination, each with the game's changes it was counted
+    /// under (see [`COUNT_TTL`]). Requests that want the same missing count wait for one
+    /// statement instead of each running it.
+    counts: moka::future::Cache<Conditions, StampedCount>,
     short_walks: ShortWalks,
     usernames: Usernames,
+}
+
+/// A capped count and the game's changes (`list_changes!`) its statement saw.
+#[derive(Debug, Clone, Copy, QueryableByName)]
+pub(crate) struct StampedCount {
+    #[diesel(sql_type = Int8)]
+    matches: i64,
+    #[diesel(sql_type = Int8)]
+    list_changes: i64,
+}
+
+impl StampedCount {
+    /// Whether it counts every deck write that a statement which saw `changes` sees. Bumps of
+    /// a game's changes queue on its row and commit in order, so a statement that sees a value
+    /// sees every write that came before it.
+    fn covers(self, changes: i64) -> bool {
+        self.list_changes >= changes
+    }
+
+    fn matches(self) -> u64 {
+        u64::try_from(self.matches).unwrap_or(0)
+    }
 }
 
 impl PgDeckRepository {
@@ -1068,29 +1118,40 @@ impl PgDeckRepository {
         }
     }
 
-    /// After a write of this instance: no list total may miss it.
-    fn forget_counts(&self) {
-        self.counts.invalidate_all();
-    }
-
-    /// The matches of `conditions`, counted up to one past the result window.
+    /// The matches of `conditions` (over `game`), counted up to one past the result window, at
+    /// least as new as `seen`: the game's changes a page statement of this request read
+    /// (`None` when it read no row). A remembered count older than that misses a write some
+    /// instance acknowledged before this request, so it is counted again.
     async fn count(
         &self,
         conn: &mut AsyncPgConnection,
         conditions: &Conditions,
+        game: &str,
+        seen: Option<i64>,
     ) -> anyhow::Result<u64> {
-        self.counts
-            .try_get_with_by_ref(conditions, async {
-                let counted: CountRow = conditions
-                    .statement(count_sql(&conditions.sql()))
-                    .get_result(conn)
-                    .await
-                    .map_err(error::query)?;
-                Ok::<_, anyhow::Error>(u64::try_from(counted.matches).unwrap_or(0))
-            })
+        let fresh = async |conn: &mut AsyncPgConnection| {
+            conditions
+                .statement(count_sql(&conditions.sql(), game))
+                .get_result::<StampedCount>(conn)
+                .await
+                .map_err(error::query)
+                .context("counting decks")
+        };
+        let Some(seen) = seen else {
+            return Ok(fresh(conn).await?.matches());
+        };
+        let remembered = self
+            .counts
+            .try_get_with_by_ref(conditions, fresh(conn))
             .await
             .map_err(|error| error::shared(&error))
-            .context("counting decks")
+            .context("counting decks")?;
+        if remembered.covers(seen) {
+            return Ok(remembered.matches());
+        }
+        let counted = fresh(conn).await?;
+        self.counts.insert(conditions.clone(), counted).await;
+        Ok(counted.matches())
     }
 }
 
@@ -1106,7 +1167,6 @@ impl DeckRepository for PgDeckRepository {
             })
             .await
             .map_err(error::insert_deck)?;
-        self.forget_counts();
         let row = row.context("a deck vanished inside its own insert")?;
         Ok(row.into_domain()?)
     }
@@ -1140,10 +1200,7 @@ impl DeckRepository for PgDeckRepository {
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
         let conn = checkout(&self.pool).await?;
         match save_revision(conn, id.0, &reviser).await {
-            Ok(deck) => {
-                self.forget_counts();
-                Ok(deck)
-            }
+            Ok(deck) => Ok(deck),
             Err(ReviseFailure::NotFound) => Err(ReviseDeckError::NotFound),
             Err(ReviseFailure::Refused(refused)) => Err(ReviseDeckError::Refused(refused)),
             Err(ReviseFailure::Corrupt(error)) => Err(ReviseDeckError::Unexpected(error)),
@@ -1200,11 +1257,12 @@ impl DeckRepository for PgDeckRepository {
             .context("listing decks")?;
         let names = self
             .usernames
-            .of(&mut conn, rows.iter().map(|row| row.owner_id))
+            .of(&mut conn, rows.iter().map(|row| row.listing.owner_id))
             .await?;
+        let seen = rows.iter().map(|row| row.list_changes).next();
         let items: Vec<DeckListing> = rows
             .into_iter()
-            .map(|row| {
+            .map(|PageRow { listing: row, .. }| {
                 let username = names
                     .get(&row.owner_id)
                     .cloned()
@@ -1223,8 +1281,10 @@ impl DeckRepository for PgDeckRepository {
         let counted = if last_page {
             shown
         } else {
-            // A count remembered from before this page was read may be behind it.
-            self.count(&mut conn, &conditions).await?.max(shown)
+            // The decks a count can miss are those written after this page was read.
+            self.count(&mut conn, &conditions, &game, seen)
+                .await?
+                .max(shown)
         };
         Ok(Page::with_capped_total(items, counted))
     }
@@ -1335,7 +1395,6 @@ impl DeckRepository for PgDeckRepository {
             .await
             .map_err(error::query)
             .context("storing a deck guide")?;
-        self.forget_counts();
         let created = stored.id == guide.id;
         Ok((stored.into_domain()?, created))
     }
@@ -1360,7 +1419,6 @@ impl DeckRepository for PgDeckRepository {
             .await
             .map_err(error::query)
             .context("deleting a deck guide")?;
-        self.forget_counts();
         Ok(deleted)
     }
 }

@@ -339,14 +339,14 @@ pub(crate) struct PgEvents {
 
 impl PgEvents {
     /// The log over `pool`, with its listener running for as long as the log lives.
-    pub(crate) fn new(pool: Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
         let news = Arc::new(EventNews {
             heard: watch::Sender::new(Heard::default()),
         });
         listener::spawn(
             "deckhand_events",
             Arc::downgrade(&news) as Weak<EventNews>,
-            pool.clone(),
+            listen.clone(),
         );
         Self {
             pool,

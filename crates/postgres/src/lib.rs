@@ -48,19 +48,28 @@ use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 #[doc(hidden)]
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
-pub use pool::{POOL_TIMEOUT, Pool, STATEMENT_TIMEOUT, connect, connect_with_timeout};
+pub use pool::{
+    POOL_TIMEOUT, Pool, Pooler, STATEMENT_TIMEOUT, connect, connect_through, connect_with_timeout,
+};
 pub use replication::{Replicated, replicated};
 
-/// Every repository over one pool.
+/// Every repository over one pool, which also gives the connections that LISTEN.
 pub fn repositories(pool: Pool) -> Repositories {
-    repositories_and_events(pool).0
+    repositories_listening_on(pool.clone(), pool)
 }
 
-/// Every repository over one pool, and the event log among them, whose news of new events
+/// Every repository over `pool`, with the connections that LISTEN for changes taken from
+/// `listen`: straight to PostgreSQL when `pool` goes through a transaction-mode pooler, which
+/// would hand a LISTENing session to other clients (`DATABASE_LISTEN_URL`).
+pub fn repositories_listening_on(pool: Pool, listen: Pool) -> Repositories {
+    repositories_and_events(pool, &listen).0
+}
+
+/// As [`repositories_listening_on`], and the event log among them, whose news of new events
 /// replicas share (`replication`).
-fn repositories_and_events(pool: Pool) -> (Repositories, Arc<events::PgEvents>) {
-    let pat_cache = pats::PatCache::new(pool.clone());
-    let event_log = Arc::new(events::PgEvents::new(pool.clone()));
+fn repositories_and_events(pool: Pool, listen: &Pool) -> (Repositories, Arc<events::PgEvents>) {
+    let pat_cache = pats::PatCache::new(listen.clone());
+    let event_log = Arc::new(events::PgEvents::new(pool.clone(), listen));
     let events: Arc<dyn EventRepository> = event_log.clone();
     let mut prune_jobs = pruning::jobs(&pool);
     prune_jobs.push(PruneJob::new(
@@ -69,7 +78,7 @@ fn repositories_and_events(pool: Pool) -> (Repositories, Arc<events::PgEvents>) 
         PastRetention(events.clone()),
     ));
     let webhooks: Arc<dyn WebhookRepository> =
-        Arc::new(webhooks::PgWebhookRepository::new(pool.clone()));
+        Arc::new(webhooks::PgWebhookRepository::new(pool.clone(), listen));
     prune_jobs.push(PruneJob::new(
         "webhook deliveries",
         Kept::For(DELIVERY_RETENTION),
@@ -86,7 +95,7 @@ fn repositories_and_events(pool: Pool) -> (Repositories, Arc<events::PgEvents>) 
         }),
         decks: Arc::new(decks::PgDeckRepository::new(pool.clone())),
         sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
-        catalog: Arc::new(catalog::PgCatalog::new(pool.clone())),
+        catalog: Arc::new(catalog::PgCatalog::new(pool.clone(), listen.clone())),
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),
         signature_replays: Arc::new(partners::PgSignatureReplayRepository { pool: pool.clone() }),
@@ -106,7 +115,7 @@ pub async fn repositories_with_card_lookups(
     pool: Pool,
     lookups: CardLookups,
 ) -> anyhow::Result<Repositories> {
-    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), lookups).await?;
+    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), pool.clone(), lookups).await?;
     Ok(Repositories {
         catalog: Arc::new(catalog),
         ..repositories(pool)

@@ -4,12 +4,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use diesel::ConnectionResult;
+use diesel::connection::CacheSize;
+use diesel::sql_types::Text;
+use diesel::{ConnectionError, ConnectionResult, QueryableByName};
 use diesel_async::pooled_connection::deadpool::Object;
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
-use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
 use crate::error;
 
@@ -25,6 +27,21 @@ pub const POOL_TIMEOUT: Duration = Duration::from_secs(5);
 /// stops a runaway query from holding a connection indefinitely. A statement it cuts off is
 /// an outage to the caller (503 with `Retry-After`, `error::query`), not a bug.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// What stands between the pool and PostgreSQL (`DECKHAND_DB_POOLER`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pooler {
+    /// Connections straight to PostgreSQL: each keeps its session (prepared statements, the
+    /// statement timeout it sets).
+    #[default]
+    None,
+    /// A pooler in transaction mode (PgBouncer's `pool_mode = transaction`): between
+    /// transactions a connection may be served by another server session, so nothing is left
+    /// on a session. Every statement is sent unnamed, in one flight with its binds (the patched
+    /// diesel-async, vendor/README.md), and the statement timeout is the server's own setting,
+    /// which each new connection checks ([`check_statement_timeout`]).
+    Transaction,
+}
 
 /// A pool of at most `pool_size` connections to `database_url`, each with
 /// [`STATEMENT_TIMEOUT`]: [`connect_with_timeout`] with the default.
@@ -46,6 +63,16 @@ pub async fn connect_with_timeout(
     pool_size: usize,
     statement_timeout: Duration,
 ) -> anyhow::Result<Pool> {
+    connect_through(database_url, pool_size, statement_timeout, Pooler::None).await
+}
+
+/// [`connect_with_timeout`], through `pooler`.
+pub async fn connect_through(
+    database_url: &str,
+    pool_size: usize,
+    statement_timeout: Duration,
+    pooler: Pooler,
+) -> anyhow::Result<Pool> {
     anyhow::ensure!(
         !statement_timeout.is_zero(),
         "a statement timeout of 0 would turn the limit off"
@@ -53,7 +80,7 @@ pub async fn connect_with_timeout(
     let timeout_ms = statement_timeout.as_millis();
     let mut config = ManagerConfig::default();
     config.recycling_method = RecyclingMethod::Fast;
-    config.custom_setup = Box::new(move |url| establish(url, timeout_ms));
+    config.custom_setup = Box::new(move |url| establish(url, timeout_ms, pooler));
     let manager =
         AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
     let pool = Pool::builder(manager)
@@ -69,14 +96,51 @@ pub async fn connect_with_timeout(
 type SetupFuture<'a> =
     Pin<Box<dyn Future<Output = ConnectionResult<AsyncPgConnection>> + Send + 'a>>;
 
-fn establish(database_url: &str, timeout_ms: u128) -> SetupFuture<'_> {
+fn establish(database_url: &str, timeout_ms: u128, pooler: Pooler) -> SetupFuture<'_> {
     Box::pin(async move {
         let mut conn = AsyncPgConnection::establish(database_url).await?;
-        conn.batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
-            .await
-            .map_err(diesel::ConnectionError::CouldntSetupConfiguration)?;
+        match pooler {
+            Pooler::None => conn
+                .batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
+                .await
+                .map_err(ConnectionError::CouldntSetupConfiguration)?,
+            Pooler::Transaction => {
+                conn.set_prepared_statement_cache_size(CacheSize::Disabled);
+                check_statement_timeout(&mut conn, timeout_ms).await?;
+            }
+        }
         Ok(conn)
     })
+}
+
+#[derive(QueryableByName)]
+struct Setting {
+    #[diesel(sql_type = Text)]
+    setting: String,
+}
+
+/// Through a pooler a `SET` would stay on whichever server session ran it, so the statement
+/// timeout must be the server's own (`ALTER ROLE ... SET statement_timeout`, or PgBouncer's
+/// `connect_query`): a connection that finds another value is refused, with the fix in the
+/// error, rather than let statements run unbounded (docs/operations.md, "Connection pooler").
+async fn check_statement_timeout(
+    conn: &mut AsyncPgConnection,
+    timeout_ms: u128,
+) -> ConnectionResult<()> {
+    let found: Setting =
+        diesel::sql_query("SELECT setting FROM pg_settings WHERE name = 'statement_timeout'")
+            .get_result(conn)
+            .await
+            .map_err(ConnectionError::CouldntSetupConfiguration)?;
+    if found.setting == timeout_ms.to_string() {
+        return Ok(());
+    }
+    Err(ConnectionError::BadConnection(format!(
+        "through the connection pooler the server's statement_timeout is {} ms, not the {timeout_ms} ms \
+         of DECKHAND_DB_STATEMENT_TIMEOUT_MS: set it for the role (ALTER ROLE <user> SET \
+         statement_timeout = {timeout_ms}) or in PgBouncer's connect_query",
+        found.setting
+    )))
 }
 
 /// A connection carrying a transaction that statements of its own open and end (`BEGIN` sent

@@ -37,10 +37,16 @@ pub struct Replicated {
 /// The primary's repositories over `primary`, and for each of `replicas` the same repositories
 /// with the reads a replica may serve (decks, guides, the catalog, the event feed) on it; what
 /// it may not serve (credentials, OAuth, writes, idempotency, webhooks) stays on the primary.
-/// Starts the lag monitor, measuring every [`interval`]`(max_lag)` for as long as the returned
-/// status lives.
-pub fn replicated(primary: Pool, replicas: Vec<Pool>, max_lag: Duration) -> Replicated {
-    let (primary_repositories, events) = crate::repositories_and_events(primary.clone());
+/// The primary's LISTENing connections come from `listen` (see
+/// [`crate::repositories_listening_on`]). Starts the lag monitor, measuring every
+/// [`interval`]`(max_lag)` for as long as the returned status lives.
+pub fn replicated(
+    primary: Pool,
+    listen: &Pool,
+    replicas: Vec<Pool>,
+    max_lag: Duration,
+) -> Replicated {
+    let (primary_repositories, events) = crate::repositories_and_events(primary.clone(), listen);
     let replica_repositories = replicas
         .iter()
         .map(|replica| Repositories {

@@ -57,11 +57,11 @@ impl Invalidate for Wake {
 }
 
 impl PgWebhookRepository {
-    pub(crate) fn new(pool: Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
         let wake = Arc::new(Wake(Notify::new()));
         if tokio::runtime::Handle::try_current().is_ok() {
             for channel in CHANNELS {
-                listener::spawn(channel, Arc::downgrade(&wake) as Weak<Wake>, pool.clone());
+                listener::spawn(channel, Arc::downgrade(&wake) as Weak<Wake>, listen.clone());
             }
         }
         Self { pool, wake }

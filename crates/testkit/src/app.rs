@@ -34,6 +34,8 @@ pub struct TestApp {
     server: ServerHandle,
     /// The PostgreSQL URL of the store, for [`TestApp::another_instance`].
     database_url: Option<String>,
+    /// The store settings of a [`Store::Pooled`] app, which its other instances open too.
+    pooled: Option<deckhand::settings::StoreSettings>,
     /// The OAuth policy the builder set, which [`TestApp::another_instance`] shares.
     oauth: Option<OAuthPolicy>,
     /// This instance's webhook worker, and what it was started with.
@@ -53,6 +55,13 @@ pub enum Store {
     Postgres,
     /// The database at this URL, migrated first (e.g. an [`crate::db::OwnCluster`]).
     PostgresAt(String),
+    /// `pooler`, a transaction-mode pooler in front of `direct` (`DECKHAND_DB_POOLER=transaction`
+    /// with `DATABASE_LISTEN_URL=direct`), opened as `deckhand serve` opens it: migrations and
+    /// LISTEN on `direct`, everything else through `pooler`.
+    Pooled {
+        pooler: String,
+        direct: String,
+    },
 }
 
 /// What the instances of one test app share: the OAuth policy, the webhook policy and the
@@ -137,8 +146,24 @@ impl TestAppBuilder {
             primary,
             replicas: None,
         };
+        let mut pooled = None;
         let (opened, db, database_url) = match self.store {
             Store::Memory => (unreplicated(deckhand_memory::repositories()), None, None),
+            Store::Pooled { pooler, direct } => {
+                let settings = deckhand::settings::StoreSettings {
+                    database_url: Some(pooler.clone()),
+                    db_pool_size: 4,
+                    db_statement_timeout_ms: u32::try_from(self.statement_timeout.as_millis())
+                        .expect("a statement timeout in range"),
+                    db_pooler: deckhand::settings::DbPooler::Transaction,
+                    database_listen_url: Some(direct),
+                };
+                let repositories = deckhand::store::open(&settings, true)
+                    .await
+                    .expect("open the store through the pooler");
+                pooled = Some(settings);
+                (unreplicated(repositories), None, Some(pooler))
+            }
             Store::Postgres => {
                 assert!(
                     self.replicas.is_empty(),
@@ -167,7 +192,7 @@ impl TestAppBuilder {
                     for replica in &self.replicas {
                         replicas.push(pool(replica, self.statement_timeout).await);
                     }
-                    Opened::replicated(primary, replicas, self.replica_max_lag)
+                    Opened::replicated(primary.clone(), &primary, replicas, self.replica_max_lag)
                 };
                 (opened, None, Some(url))
             }
@@ -190,6 +215,7 @@ impl TestAppBuilder {
             db,
         );
         app.database_url = database_url;
+        app.pooled = pooled;
         // Both stores start with the catalog `cargo run` has, so tests can use real cards.
         deckhand::catalog::load_bundled(&app.services)
             .await
@@ -276,6 +302,7 @@ impl TestApp {
             services,
             server: handle,
             database_url: None,
+            pooled: None,
             oauth,
             webhooks: Some(webhooks),
             webhook_policy,
@@ -304,7 +331,12 @@ impl TestApp {
             .database_url
             .clone()
             .expect("a second instance needs a PostgreSQL store");
-        let repositories = postgres_repositories(&url, deckhand_postgres::STATEMENT_TIMEOUT).await;
+        let repositories = match &self.pooled {
+            Some(settings) => deckhand::store::open(settings, false)
+                .await
+                .expect("open the store through the pooler"),
+            None => postgres_repositories(&url, deckhand_postgres::STATEMENT_TIMEOUT).await,
+        };
         let mut app = TestApp::serve(
             Opened {
                 primary: repositories,
@@ -322,6 +354,7 @@ impl TestApp {
             None,
         );
         app.database_url = Some(url);
+        app.pooled.clone_from(&self.pooled);
         app
     }
 

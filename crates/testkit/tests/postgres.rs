@@ -1202,3 +1202,156 @@ async fn a_user_deactivated_here_drops_the_kept_pats_at_once() {
         .unwrap();
     assert!(!found.active);
 }
+
+/// Two instances on one database (each with its own pool and its own remembered counts) never
+/// disagree on a list total once a write is acknowledged: whichever instance writes, the other's
+/// very next page counts it, for creates, visibility changes and archives (a deck leaving the
+/// list) alike. Every page is full, so each total is a remembered count, never one read off a
+/// last page.
+#[tokio::test]
+async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() {
+    use deckhand_domain::decks::{
+        Deck, DeckFilters, DeckQuery, DeckSort, HistoryType, PageRequest, SortOrder, Visibility,
+    };
+    use deckhand_testkit::fixtures::revision_of;
+
+    let (db, first, alice) = schema_with_alice().await;
+    let second =
+        deckhand_postgres::repositories(deckhand_postgres::connect(db.url(), 2).await.unwrap());
+    let instances = [&first, &second];
+    let page = DeckQuery {
+        game: "mtg".into(),
+        filters: DeckFilters::default(),
+        viewer: None,
+        sort: DeckSort::CreatedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page: 1, limit: 1 },
+    };
+    let total = async |repos: &Repositories| {
+        let listed = repos.decks.list(&page).await.unwrap();
+        assert_eq!(
+            listed.items.len(),
+            1,
+            "a full page, so the total is counted"
+        );
+        listed.total
+    };
+    for seed in 0..2 {
+        first
+            .decks
+            .insert(&deck(&alice, &format!("seed {seed}")))
+            .await
+            .unwrap();
+    }
+    let mut expected = 2;
+    for round in 0..40 {
+        // Both orders: even rounds write on the first instance, odd ones on the second.
+        let (writer, reader) = (instances[round % 2], instances[(round + 1) % 2]);
+        // Both remember the current total before the write.
+        assert_eq!(total(writer).await, expected, "round {round}, before");
+        assert_eq!(total(reader).await, expected, "round {round}, before");
+
+        let new = deck(&alice, &format!("round {round}"));
+        writer.decks.insert(&new).await.unwrap();
+        expected += 1;
+        assert_eq!(total(reader).await, expected, "round {round}: created");
+        assert_eq!(total(writer).await, expected, "round {round}: created");
+
+        let (change, leaves): (fn(&Deck) -> _, _) = match round % 3 {
+            0 => (
+                |deck: &Deck| {
+                    let mut content = deck.content.clone();
+                    content.visibility = Visibility::Private;
+                    revision_of(deck, content, HistoryType::Update, now())
+                },
+                true,
+            ),
+            1 => (
+                |deck: &Deck| {
+                    let mut revision =
+                        revision_of(deck, deck.content.clone(), HistoryType::Update, now());
+                    revision.is_archived = true;
+                    revision
+                },
+                true,
+            ),
+            _ => (
+                |deck: &Deck| revision_of(deck, deck.content.clone(), HistoryType::Update, now()),
+                false,
+            ),
+        };
+        // The other instance changes it, so the writer reads a count the reader moved.
+        reader
+            .decks
+            .revise(new.id, Box::new(move |deck: &Deck| Ok(change(deck))))
+            .await
+            .unwrap();
+        if leaves {
+            expected -= 1;
+        }
+        assert_eq!(total(writer).await, expected, "round {round}: changed");
+        assert_eq!(total(reader).await, expected, "round {round}: changed");
+    }
+}
+
+/// Through a transaction-mode pooler nothing is SET on a session, so the statement timeout is
+/// the server's own: a pool whose timeout differs refuses its connections, naming both values
+/// and the fix, rather than run without the limit it was given; one that matches works.
+#[tokio::test]
+async fn through_a_pooler_a_connection_checks_the_servers_statement_timeout() {
+    use deckhand_postgres::{Pooler, connect_through};
+    use deckhand_testkit::db::OwnCluster;
+
+    let cluster = OwnCluster::start("pooler-timeout").expect("a cluster of our own");
+    let mut admin = AsyncPgConnection::establish(&cluster.url()).await.unwrap();
+    admin
+        .batch_execute("ALTER ROLE postgres SET statement_timeout = 15000")
+        .await
+        .unwrap();
+    let bouncer = cluster.pgbouncer(1).expect("PgBouncer in front of it");
+
+    let mismatched = connect_through(
+        &bouncer.url(),
+        1,
+        Duration::from_millis(5_000),
+        Pooler::Transaction,
+    )
+    .await
+    .unwrap();
+    let refused = mismatched
+        .get()
+        .await
+        .err()
+        .expect("a refused connection")
+        .to_string();
+    assert!(
+        refused.contains("statement_timeout is 15000 ms, not the 5000 ms")
+            && refused.contains("ALTER ROLE"),
+        "{refused}"
+    );
+
+    let matching = connect_through(
+        &bouncer.url(),
+        1,
+        Duration::from_millis(15_000),
+        Pooler::Transaction,
+    )
+    .await
+    .unwrap();
+    deckhand_postgres::run_migrations(&cluster.url())
+        .await
+        .unwrap();
+    let direct = deckhand_postgres::connect(&cluster.url(), 1).await.unwrap();
+    let repos = deckhand_postgres::repositories_listening_on(matching, direct);
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    assert_eq!(
+        repos
+            .users
+            .find_by_id(alice.id)
+            .await
+            .unwrap()
+            .map(|found| found.id),
+        Some(alice.id)
+    );
+}

@@ -61,6 +61,8 @@ struct State {
 
 pub(super) struct CatalogCache {
     pool: Pool,
+    /// Where the listener takes its connection (`repositories_listening_on`).
+    listen: Pool,
     state: Mutex<State>,
     listener: OnceLock<()>,
     /// Held while a card index loads, so that requests arriving meanwhile wait for it rather
@@ -69,9 +71,10 @@ pub(super) struct CatalogCache {
 }
 
 impl CatalogCache {
-    pub(super) fn new(pool: Pool) -> Arc<Self> {
+    pub(super) fn new(pool: Pool, listen: Pool) -> Arc<Self> {
         Arc::new(Self {
             pool,
+            listen,
             state: Mutex::new(State::default()),
             listener: OnceLock::new(),
             loading: tokio::sync::Mutex::new(()),
@@ -80,7 +83,7 @@ impl CatalogCache {
 
     /// A cache that never listens, so never keeps a copy: every read goes to `pool`.
     pub(super) fn never_listening(pool: Pool) -> Arc<Self> {
-        let cache = Self::new(pool);
+        let cache = Self::new(pool.clone(), pool);
         // Marked as started, so no listener is ever spawned and `listening` stays false.
         let _ = cache.listener.set(());
         cache
@@ -88,7 +91,7 @@ impl CatalogCache {
 
     fn start_listening(self: &Arc<Self>) {
         self.listener.get_or_init(|| {
-            listener::spawn(CHANNEL, Arc::downgrade(self), self.pool.clone());
+            listener::spawn(CHANNEL, Arc::downgrade(self), self.listen.clone());
         });
     }
 

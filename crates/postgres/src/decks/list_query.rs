@@ -30,14 +30,21 @@ pub(crate) fn page_window(conditions: &mut Conditions, page: PageRequest) -> Str
     }
 }
 
-/// The count of matches, capped one past the result window. No join: every deck has exactly
-/// one stats row, so counting decks is enough, and the date indexes (which include visibility
-/// and owner) answer it by index-only scan.
-pub(super) fn count_sql(where_clause: &str) -> String {
+/// The count of matches, capped one past the result window, and the changes of `game` it was
+/// counted under (a [`super::StampedCount`]). No join: every deck has exactly one stats row, so
+/// counting decks is enough, and the date indexes (which include visibility and owner) answer
+/// it by index-only scan.
+pub(super) fn count_sql(where_clause: &str, game: &str) -> String {
     format!(
-        "SELECT count(*) AS matches FROM (SELECT 1 FROM decks d \
-         WHERE {where_clause} LIMIT {}) AS matching",
-        RESULT_WINDOW + 1
+        concat!(
+            "SELECT count(*) AS matches, ",
+            list_changes!("{game}"),
+            " AS list_changes FROM (SELECT 1 FROM decks d \
+             WHERE {where_clause} LIMIT {cap}) AS matching"
+        ),
+        game = game,
+        where_clause = where_clause,
+        cap = RESULT_WINDOW + 1
     )
 }
 

@@ -45,16 +45,17 @@ pub(super) enum Cached {
 }
 
 pub(crate) struct PatCache {
-    pool: Pool,
+    /// Where the listener takes its connection (`repositories_listening_on`).
+    listen: Pool,
     state: Mutex<State>,
     found: moka::sync::Cache<[u8; 32], Arc<(PersonalAccessToken, User)>>,
     listener: OnceLock<()>,
 }
 
 impl PatCache {
-    pub(crate) fn new(pool: Pool) -> Arc<Self> {
+    pub(crate) fn new(listen: Pool) -> Arc<Self> {
         Arc::new(Self {
-            pool,
+            listen,
             state: Mutex::new(State::default()),
             found: moka::sync::Cache::builder()
                 .max_capacity(CAPACITY)
@@ -67,7 +68,7 @@ impl PatCache {
     /// The token with `hash` and its user, when the copy has them.
     pub(super) fn lookup(self: &Arc<Self>, hash: &TokenHash) -> Cached {
         self.listener.get_or_init(|| {
-            listener::spawn(CHANNEL, Arc::downgrade(self), self.pool.clone());
+            listener::spawn(CHANNEL, Arc::downgrade(self), self.listen.clone());
         });
         let state = self.lock();
         match self.found.get(hash.as_bytes()) {

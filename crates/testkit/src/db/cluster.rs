@@ -20,6 +20,8 @@ use std::process::Command;
 use anyhow::{Context as _, bail, ensure};
 use nix::unistd::User;
 
+use super::pgbouncer::PgBouncer;
+
 const SYSTEM_USER: &str = "postgres";
 const SUPERUSER: &str = "postgres";
 // The longest path a Unix socket address holds on Linux, without its terminating NUL.
@@ -479,6 +481,20 @@ impl OwnCluster {
     /// Starts the server again after [`OwnCluster::stop`].
     pub fn restart(&self) -> anyhow::Result<()> {
         self.runner.start(&self.layout)
+    }
+
+    /// A PgBouncer in transaction pooling mode in front of this cluster's `postgres` database,
+    /// with at most `pool_size` server connections, run as the server's user.
+    pub fn pgbouncer(&self, pool_size: u32) -> anyhow::Result<PgBouncer> {
+        let dir = self.layout.root.join("pgbouncer");
+        self.runner.prepare(&dir)?;
+        PgBouncer::start(
+            &dir,
+            &self.layout.socket(),
+            SUPERUSER,
+            pool_size,
+            |program| self.runner.command(program),
+        )
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod cluster;
 pub mod direct;
+mod pgbouncer;
 mod recycle;
 mod sweep;
 
@@ -15,6 +16,7 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, SimpleAsyncConnectio
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 
 pub use cluster::{OwnCluster, local_cluster_dir, stop_local_cluster};
+pub use pgbouncer::PgBouncer;
 
 /// Connections per test: enough for a test's concurrent requests, few enough that many tests
 /// in parallel stay far below the server's `max_connections`.
