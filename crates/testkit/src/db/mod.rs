@@ -4,6 +4,7 @@
 mod cluster;
 pub mod direct;
 mod recycle;
+pub mod statements;
 mod sweep;
 
 use std::sync::OnceLock;
