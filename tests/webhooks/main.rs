@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
 mod receiver;
+mod restart;
 
 use std::time::{Duration, Instant};
 

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use actix_web::web;
 use async_trait::async_trait;
 use deckhand_domain::Services;
-use deckhand_domain::webhooks::ports::{AddressResolver, OutgoingWebhook, WebhookTransport};
+use deckhand_domain::webhooks::ports::{
+    AddressResolver, ClaimedDelivery, OutgoingWebhook, WebhookTransport,
+};
 use deckhand_domain::webhooks::{
     AttemptOutcome, DeliveryResult, MAX_RESPONSE_CAPTURE, WebhookService, capture,
 };
@@ -242,6 +244,7 @@ async fn round(
     while service.dispatch(DISPATCH_BATCH).await? == DISPATCH_BATCH {}
     let free = slots.available_permits();
     if free > 0 {
+        let claimed_at = Instant::now();
         let claimed = service
             .claim(u32::try_from(free).unwrap_or(u32::MAX))
             .await?;
@@ -255,12 +258,10 @@ async fn round(
             let freed = freed.clone();
             let on_delivery = on_delivery.clone();
             attempts.spawn(async move {
-                match service.attempt(transport.as_ref(), delivery).await {
-                    Ok(result) => on_delivery(result),
-                    Err(error) => tracing::warn!(
-                        error = format!("{error:#}"),
-                        "a webhook attempt could not be recorded; it is tried again when its lease ends"
-                    ),
+                if let Some(result) =
+                    attempt_while_leased(&service, transport.as_ref(), delivery, claimed_at).await
+                {
+                    on_delivery(result);
                 }
                 drop(slot);
                 freed.notify_one();
@@ -290,4 +291,35 @@ async fn round(
             .min(IDLE_WAKE),
         None => IDLE_WAKE,
     })
+}
+
+/// Attempts a claimed delivery; when the store fails the attempt (a database restart), tries
+/// again while the claim is surely still this worker's, so a short outage delays deliveries by
+/// moments rather than by a lease. After that the lease runs out and any instance claims it.
+async fn attempt_while_leased(
+    service: &WebhookService,
+    transport: &dyn WebhookTransport,
+    delivery: ClaimedDelivery,
+    claimed_at: Instant,
+) -> Option<DeliveryResult> {
+    loop {
+        match service.attempt(transport, delivery.clone()).await {
+            Ok(result) => return Some(result),
+            Err(error) => {
+                let again = service
+                    .policy()
+                    .may_attempt_again(claimed_at.elapsed() + ERROR_BACKOFF);
+                tracing::warn!(
+                    error = format!("{error:#}"),
+                    again,
+                    "a webhook attempt failed in the store; it is tried again, by this worker \
+                     now or by any once its lease ends"
+                );
+                if !again {
+                    return None;
+                }
+                tokio::time::sleep(ERROR_BACKOFF).await;
+            }
+        }
+    }
 }

@@ -96,9 +96,7 @@ impl EventRepository for MemoryEvents {
             .log
             .iter()
             .filter(|event| {
-                event.sequence > query.after.sequence
-                    && event.record.game == query.game
-                    && query.types.admits(event.record.event_type)
+                event.sequence > query.after.sequence && event.record.game == query.game
             })
             .take(FEED_SCAN_WINDOW as usize)
             .collect();
@@ -110,7 +108,7 @@ impl EventRepository for MemoryEvents {
                     .record
                     .subject_id
                     .and_then(|id| subject(&state, kind, id));
-                query.reader.admits(kind, now)
+                query.types.admits(event.record.event_type) && query.reader.admits(kind, now)
             })
             .take(query.limit as usize + 1)
             .map(|event| (*event).clone())

@@ -13,8 +13,8 @@ use deckhand_domain::webhooks::ports::{
     ClaimedDelivery, CreateEndpointError, QueueStats, WebhookOwner, WebhookRepository,
 };
 use deckhand_domain::webhooks::{
-    AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges,
-    MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, WebhookId, failures_after, fan_out,
+    AttemptRecord, Delivery, DeliveryId, DeliveryStatus, Endpoint, EndpointChanges,
+    MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, WebhookId, fan_out,
 };
 use time::OffsetDateTime;
 use tokio::sync::Notify;
@@ -340,12 +340,7 @@ impl WebhookRepository for MemoryWebhooks {
         queued.lease_until = None;
         let endpoint_id = delivery.endpoint;
         if let Some(endpoint) = state.webhooks.endpoints.get_mut(&endpoint_id) {
-            let (failures, disable) = failures_after(endpoint.consecutive_failures, record);
-            endpoint.consecutive_failures = failures;
-            if disable && endpoint.enabled {
-                endpoint.enabled = false;
-                endpoint.disabled_reason = Some(DisabledReason::Failing);
-            }
+            endpoint.set_health(endpoint.health().after(record));
         }
         Ok(())
     }

@@ -261,9 +261,9 @@ fn scan_statement(query: &FeedQuery) -> Statement {
         Some(types) => {
             let names = types.iter().map(|kind| kind.as_str().to_owned()).collect();
             let placeholder = conditions.param(Bind::Texts(names));
-            format!(" AND e.type = ANY({placeholder})")
+            format!(" AND s.type = ANY({placeholder})")
         }
-        None => " AND e.type <> 'webhook.ping'".to_owned(),
+        None => " AND s.type <> 'webhook.ping'".to_owned(),
     };
     let reader = query.reader;
     let viewer = reader
@@ -284,12 +284,12 @@ fn scan_statement(query: &FeedQuery) -> Statement {
     }
     let limit = conditions.param(Bind::Int(i64::from(query.limit) + 1));
     conditions.statement(format!(
-        "WITH scanned AS (SELECT e.* FROM events e WHERE e.game = {game} AND e.sequence > {after}\
-         {types} ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}), \
+        "WITH scanned AS (SELECT e.* FROM events e WHERE e.game = {game} AND e.sequence > {after} \
+         ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}), \
          readable AS (SELECT s.* FROM scanned s \
          LEFT JOIN decks d ON s.subject_kind = 'deck' AND d.id = s.subject_id \
          LEFT JOIN sideboard_guides g ON s.subject_kind = 'sideboard_guide' AND g.id = s.subject_id \
-         WHERE {} ORDER BY s.sequence LIMIT {limit}) \
+         WHERE ({}){types} ORDER BY s.sequence LIMIT {limit}) \
          SELECT l.last_sequence, l.pruned_through, \
          (SELECT count(*) FROM scanned) AS scanned, \
          (SELECT max(sequence) FROM scanned) AS scanned_through, \

@@ -18,9 +18,9 @@ use deckhand_domain::webhooks::ports::{
     ClaimedDelivery, CreateEndpointError, QueueStats, WebhookOwner, WebhookRepository,
 };
 use deckhand_domain::webhooks::{
-    AttemptRecord, DISABLE_AFTER_FAILURES, Delivery, DeliveryId, DeliveryStatus, DisabledReason,
-    Endpoint, EndpointChanges, GameSelection, MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT,
-    TypeSelection, WebhookId, fan_out,
+    AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges,
+    EndpointHealth, GameSelection, MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, TypeSelection,
+    WebhookId, fan_out,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{
@@ -130,6 +130,36 @@ impl EndpointRow {
             previous_secret: self.previous_secret_sealed.zip(self.previous_secret_until),
             created_at: self.created_at,
         })
+    }
+}
+
+#[derive(QueryableByName)]
+struct EndpointIdRow {
+    #[diesel(sql_type = SqlUuid)]
+    endpoint_id: Uuid,
+}
+
+/// An endpoint's columns that attempts change ([`EndpointHealth`]).
+#[derive(QueryableByName)]
+struct HealthRow {
+    #[diesel(sql_type = Bool)]
+    enabled: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    disabled_reason: Option<String>,
+    #[diesel(sql_type = Integer)]
+    consecutive_failures: i32,
+}
+
+impl HealthRow {
+    fn into_domain(self) -> EndpointHealth {
+        EndpointHealth {
+            enabled: self.enabled,
+            disabled_reason: self
+                .disabled_reason
+                .as_deref()
+                .and_then(DisabledReason::parse),
+            consecutive_failures: self.consecutive_failures,
+        }
     }
 }
 
@@ -660,43 +690,66 @@ impl WebhookRepository for PgWebhookRepository {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn record(&self, record: &AttemptRecord) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
-        // One statement: the delivery (unless another attempt was recorded since the claim)
-        // and its endpoint's failures in a row, counted in place.
-        diesel::sql_query(
-            "WITH attempted AS (
-                 UPDATE webhook_deliveries SET attempt = $2, retries_used = $3, status = $4,
+        let conn: &mut AsyncPgConnection = &mut conn;
+        // The delivery (unless another attempt was recorded since the claim), then its
+        // endpoint's health as the domain decides it, under the endpoint's row lock: attempts
+        // of one endpoint recorded at once count one after the other.
+        conn.transaction::<_, anyhow::Error, _>(async |conn| {
+            let attempted: Vec<EndpointIdRow> = diesel::sql_query(
+                "UPDATE webhook_deliveries SET attempt = $2, retries_used = $3, status = $4,
                      response_status = $5, response_body = $6, duration_ms = $7, error = $8,
                      attempted_at = $9, next_attempt_at = $10, lease_until = NULL
                  WHERE id = $1 AND attempt = $2 - 1
-                 RETURNING endpoint_id
-             )
-             UPDATE webhook_endpoints e SET
-                 consecutive_failures = CASE $4
-                     WHEN 'succeeded' THEN 0
-                     WHEN 'failed' THEN e.consecutive_failures + 1
-                     ELSE e.consecutive_failures END,
-                 enabled = e.enabled AND NOT ($4 = 'failed' AND e.consecutive_failures + 1 >= $11),
-                 disabled_reason = CASE
-                     WHEN e.enabled AND $4 = 'failed' AND e.consecutive_failures + 1 >= $11
-                     THEN 'failing' ELSE e.disabled_reason END
-             FROM attempted WHERE e.id = attempted.endpoint_id",
-        )
-        .bind::<SqlUuid, _>(record.delivery.0)
-        .bind::<Integer, _>(record.attempt)
-        .bind::<Integer, _>(record.retries_used)
-        .bind::<Text, _>(record.status.as_str())
-        .bind::<Nullable<Integer>, _>(record.response_status)
-        .bind::<Nullable<Text>, _>(record.response_body.as_deref())
-        .bind::<BigInt, _>(record.duration_ms)
-        .bind::<Nullable<Text>, _>(record.error.as_deref())
-        .bind::<Timestamptz, _>(record.attempted_at)
-        .bind::<Nullable<Timestamptz>, _>(record.next_attempt_at)
-        .bind::<Integer, _>(DISABLE_AFTER_FAILURES)
-        .execute(&mut conn)
+                 RETURNING endpoint_id",
+            )
+            .bind::<SqlUuid, _>(record.delivery.0)
+            .bind::<Integer, _>(record.attempt)
+            .bind::<Integer, _>(record.retries_used)
+            .bind::<Text, _>(record.status.as_str())
+            .bind::<Nullable<Integer>, _>(record.response_status)
+            .bind::<Nullable<Text>, _>(record.response_body.as_deref())
+            .bind::<BigInt, _>(record.duration_ms)
+            .bind::<Nullable<Text>, _>(record.error.as_deref())
+            .bind::<Timestamptz, _>(record.attempted_at)
+            .bind::<Nullable<Timestamptz>, _>(record.next_attempt_at)
+            .load(conn)
+            .await
+            .map_err(error::query)
+            .context("recording a webhook attempt")?;
+            let Some(EndpointIdRow { endpoint_id }) = attempted.into_iter().next() else {
+                return Ok(());
+            };
+            let rows: Vec<HealthRow> = diesel::sql_query(
+                "SELECT enabled, disabled_reason, consecutive_failures FROM webhook_endpoints
+                 WHERE id = $1 FOR UPDATE",
+            )
+            .bind::<SqlUuid, _>(endpoint_id)
+            .load(conn)
+            .await
+            .map_err(error::query)
+            .context("locking a webhook endpoint")?;
+            let Some(health) = rows.into_iter().next().map(HealthRow::into_domain) else {
+                return Ok(());
+            };
+            let after = health.after(record);
+            if after != health {
+                diesel::sql_query(
+                    "UPDATE webhook_endpoints SET enabled = $2, disabled_reason = $3,
+                         consecutive_failures = $4
+                     WHERE id = $1",
+                )
+                .bind::<SqlUuid, _>(endpoint_id)
+                .bind::<Bool, _>(after.enabled)
+                .bind::<Nullable<Text>, _>(after.disabled_reason.map(DisabledReason::as_str))
+                .bind::<Integer, _>(after.consecutive_failures)
+                .execute(conn)
+                .await
+                .map_err(error::query)
+                .context("recording a webhook endpoint's health")?;
+            }
+            Ok(())
+        })
         .await
-        .map_err(error::query)
-        .context("recording a webhook attempt")?;
-        Ok(())
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

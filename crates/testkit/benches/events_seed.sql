@@ -1,55 +1,49 @@
--- An event log for the events feed's plans and load (docs/benchmarks.md). Run it after
--- decks_seed.sql (its events are about those decks); set the size first:
+-- An event log for the feed's query plans in docs/benchmarks.md: run after decks_seed.sql on a
+-- migrated schema. Set the size first:
 --
---   SET deckhand.seed_decks = 100000;    \i crates/testkit/benches/decks_seed.sql
---   SET deckhand.seed_events = 1000000;  \i crates/testkit/benches/events_seed.sql
+--   SET deckhand.seed_events = 1000000;
+--   \i crates/testkit/benches/events_seed.sql
 --
--- Deterministic (setseed), plain SQL with generate_series. Shape: each event is about a random
--- deck, in that deck's game, acted by its owner, with the thin payloads the service writes:
--- 10% deck.created, 80% deck.updated, 5% deck.rolled_back, 5% deck.strategy_guide.updated;
--- one event a minute back from now, oldest first. The counter row hands out the sequences
--- after them, as if the service had written them.
+-- Deterministic (setseed). Shape: events of the seeded decks in their games (85% mtg), 97% deck
+-- events (deck.updated most), 2% sideboard guide events, 1% catalog imports; one forked deck in
+-- twenty (forked from a random older deck) so the `forkedFrom` filter has work. The insert
+-- trigger's NOTIFY is off while loading (a million notifications in one transaction).
 
-SELECT setseed(0.61);
+SELECT setseed(0.27);
 
--- A million notifications nobody hears would only slow the seed down.
+UPDATE decks d SET forked_from_id = src.id, forked_from_version = 1
+FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM decks) numbered
+JOIN LATERAL (SELECT id FROM decks OFFSET (numbered.n * 7919) % 1000 LIMIT 1) src ON true
+WHERE d.id = numbered.id AND numbered.n % 20 = 0 AND src.id <> d.id;
+
+CREATE TEMP TABLE seed_subjects AS
+SELECT row_number() OVER (ORDER BY id) AS n, id, game FROM decks;
+
 ALTER TABLE events DISABLE TRIGGER events_notify;
-
-CREATE TEMP TABLE seed_event_decks AS
-SELECT id, game, owner_id, row_number() OVER (ORDER BY id) AS k FROM decks;
 
 INSERT INTO events (sequence, id, type, subject_kind, game, occurred_at, subject_id,
                     actor_user_id, actor_partner, data)
-SELECT p.n,
-       md5('seed-event-' || p.n)::uuid,
-       p.type,
-       'deck',
-       d.game,
-       now() - (current_setting('deckhand.seed_events')::int - p.n) * interval '1 minute',
-       d.id,
-       d.owner_id,
-       NULL,
-       CASE p.type
-           WHEN 'deck.created' THEN jsonb_build_object('version', 1, 'forked_from', NULL)
-           WHEN 'deck.updated' THEN jsonb_build_object('version', 2 + p.n % 40,
-                                                       'changed', jsonb_build_array('notes'))
-           WHEN 'deck.rolled_back' THEN jsonb_build_object('version', 2 + p.n % 40,
-                                                           'restored_from', 1)
-           ELSE '{}'::jsonb
-       END
-FROM (
-    SELECT n,
-           1 + floor(random() * (SELECT count(*) FROM seed_event_decks))::bigint AS k,
-           CASE WHEN r < 0.10 THEN 'deck.created'
-                WHEN r < 0.90 THEN 'deck.updated'
-                WHEN r < 0.95 THEN 'deck.rolled_back'
-                ELSE 'deck.strategy_guide.updated' END AS type
-    FROM (SELECT n, random() AS r
-          FROM generate_series(1, current_setting('deckhand.seed_events')::int) AS n) AS drawn
-) AS p
-JOIN seed_event_decks AS d ON d.k = p.k;
+SELECT e.n,
+       md5('seed-event-' || e.n)::uuid,
+       CASE WHEN e.r < 0.01 THEN 'catalog.imported'
+            WHEN e.r < 0.03 THEN 'sideboard_guide.updated'
+            WHEN e.r < 0.13 THEN 'deck.created'
+            WHEN e.r < 0.16 THEN 'deck.rolled_back'
+            ELSE 'deck.updated' END,
+       CASE WHEN e.r < 0.01 THEN 'catalog'
+            WHEN e.r < 0.03 THEN 'sideboard_guide'
+            ELSE 'deck' END,
+       CASE WHEN e.r < 0.01 THEN 'mtg' ELSE s.game END,
+       now() - interval '30 days' + e.n * interval '2 seconds',
+       CASE WHEN e.r < 0.01 THEN NULL
+            WHEN e.r < 0.03 THEN md5('seed-guide-' || e.n)::uuid
+            ELSE s.id END,
+       NULL, NULL,
+       '{"version": 2, "changed": ["notes"]}'::jsonb
+FROM (SELECT n, random() AS r,
+             1 + floor(random() * (SELECT count(*) FROM seed_subjects))::int AS subject
+      FROM generate_series(1, current_setting('deckhand.seed_events')::int) AS n) e
+JOIN seed_subjects s ON s.n = e.subject;
 
+UPDATE event_log SET last_sequence = (SELECT max(sequence) FROM events);
 ALTER TABLE events ENABLE TRIGGER events_notify;
-UPDATE event_log SET last_sequence = (SELECT coalesce(max(sequence), 0) FROM events);
-
-DROP TABLE seed_event_decks;

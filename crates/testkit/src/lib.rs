@@ -8,3 +8,4 @@ pub mod app;
 pub mod contract;
 pub mod db;
 pub mod fixtures;
+pub mod tournament_decks;

@@ -18,9 +18,10 @@ use super::query::{FeedQuery, FeedScan, SubjectAccess};
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
 pub trait EventRepository: Send + Sync {
-    /// The events of `query.game` after `query.after` of the wanted types, in ascending
-    /// sequence: at most [`super::FEED_SCAN_WINDOW`] looked at, and of those the first
-    /// `query.limit + 1` that `query.reader` may read, judged on the subjects as they are now.
+    /// The events of `query.game` after `query.after`, in ascending sequence: at most
+    /// [`super::FEED_SCAN_WINDOW`] looked at, whatever their type, and of those the first
+    /// `query.limit + 1` of the wanted types that `query.reader` may read, judged on the
+    /// subjects as they are now.
     /// One snapshot.
     async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan>;
 

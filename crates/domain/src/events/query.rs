@@ -11,7 +11,8 @@ pub const DEFAULT_FEED_LIMIT: u32 = 100;
 pub const MAX_FEED_LIMIT: u32 = 100;
 /// The longest a feed request may wait for news.
 pub const MAX_FEED_WAIT: Duration = Duration::from_secs(30);
-/// How many events of the game (of the wanted types) one feed page looks at, readable or not.
+/// How many events of the game one feed page looks at, of the wanted types and readable or
+/// not (so a filter on a rare type never walks the whole log).
 /// A caller who may read few of them still gets an answer at once: the cursor moves past what
 /// was looked at, and `has_more` says there is more to look at.
 pub const FEED_SCAN_WINDOW: u32 = 1000;

@@ -15,10 +15,10 @@ mod url;
 
 pub use model::{
     AttemptOutcome, AttemptRecord, DELIVERY_RETENTION, DISABLE_AFTER_FAILURES, Delivery,
-    DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges, GameSelection,
-    InvalidGames, MAX_DESCRIPTION_LEN, MAX_ENDPOINTS_PER_PARTNER, MAX_RESPONSE_CAPTURE,
-    NewEndpoint, ONE_MORE_ATTEMPT, PREVIOUS_SECRET_LIFETIME, TypeSelection, WebhookId, capture,
-    failures_after,
+    DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges, EndpointHealth,
+    GameSelection, InvalidGames, MAX_DESCRIPTION_LEN, MAX_ENDPOINTS_PER_PARTNER,
+    MAX_RESPONSE_CAPTURE, NewEndpoint, ONE_MORE_ATTEMPT, PREVIOUS_SECRET_LIFETIME, TypeSelection,
+    WebhookId, capture,
 };
 pub use schedule::{InvalidRetrySchedule, JITTER, RetrySchedule, jitter_unit};
 pub use service::{

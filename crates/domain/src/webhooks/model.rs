@@ -364,15 +364,59 @@ impl AttemptRecord {
     }
 }
 
-/// Failures in a row after a delivery ended, and whether the endpoint is to be disabled now.
-pub fn failures_after(consecutive_failures: i32, record: &AttemptRecord) -> (i32, bool) {
-    match record.status {
-        DeliveryStatus::Succeeded => (0, false),
-        DeliveryStatus::Pending => (consecutive_failures, false),
-        DeliveryStatus::Failed => {
-            let failures = consecutive_failures.saturating_add(1);
-            (failures, failures >= DISABLE_AFTER_FAILURES)
+/// What attempts decide about an endpoint: whether it is enabled, why not, and how many of its
+/// deliveries failed in a row. Stores keep it and change it only through [`Self::after`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EndpointHealth {
+    pub enabled: bool,
+    pub disabled_reason: Option<DisabledReason>,
+    pub consecutive_failures: i32,
+}
+
+impl EndpointHealth {
+    /// The endpoint after an attempt: a success clears the failures in a row, a delivery that
+    /// ended failed adds one, and the [`DISABLE_AFTER_FAILURES`]th in a row disables an
+    /// enabled endpoint; an attempt to be retried changes nothing.
+    #[must_use]
+    pub fn after(self, record: &AttemptRecord) -> Self {
+        match record.status {
+            DeliveryStatus::Succeeded => Self {
+                consecutive_failures: 0,
+                ..self
+            },
+            DeliveryStatus::Pending => self,
+            DeliveryStatus::Failed => {
+                let consecutive_failures = self.consecutive_failures.saturating_add(1);
+                if self.enabled && consecutive_failures >= DISABLE_AFTER_FAILURES {
+                    Self {
+                        enabled: false,
+                        disabled_reason: Some(DisabledReason::Failing),
+                        consecutive_failures,
+                    }
+                } else {
+                    Self {
+                        consecutive_failures,
+                        ..self
+                    }
+                }
+            }
         }
+    }
+}
+
+impl Endpoint {
+    pub fn health(&self) -> EndpointHealth {
+        EndpointHealth {
+            enabled: self.enabled,
+            disabled_reason: self.disabled_reason,
+            consecutive_failures: self.consecutive_failures,
+        }
+    }
+
+    pub fn set_health(&mut self, health: EndpointHealth) {
+        self.enabled = health.enabled;
+        self.disabled_reason = health.disabled_reason;
+        self.consecutive_failures = health.consecutive_failures;
     }
 }
 
@@ -477,9 +521,6 @@ mod tests {
         let schedule = RetrySchedule::new(vec![]);
         let failed = AttemptRecord::decide(&delivery(0, 0), &answered(500), AT, &schedule, 0.0);
         let succeeded = AttemptRecord::decide(&delivery(0, 0), &answered(200), AT, &schedule, 0.0);
-        assert_eq!(failures_after(48, &failed), (49, false));
-        assert_eq!(failures_after(49, &failed), (50, true));
-        assert_eq!(failures_after(49, &succeeded), (0, false));
         let retried = AttemptRecord::decide(
             &delivery(0, 0),
             &answered(500),
@@ -487,7 +528,44 @@ mod tests {
             &RetrySchedule::default(),
             0.0,
         );
-        assert_eq!(failures_after(49, &retried), (49, false));
+        let enabled = |consecutive_failures| EndpointHealth {
+            enabled: true,
+            disabled_reason: None,
+            consecutive_failures,
+        };
+        let disabled = EndpointHealth {
+            enabled: false,
+            disabled_reason: Some(DisabledReason::Failing),
+            consecutive_failures: 50,
+        };
+        assert_eq!(enabled(48).after(&failed), enabled(49));
+        assert_eq!(enabled(49).after(&failed), disabled);
+        assert_eq!(enabled(49).after(&succeeded), enabled(0));
+        assert_eq!(enabled(49).after(&retried), enabled(49));
+        // Once disabled, more failures count on and success clears the count, but only a
+        // partner's PATCH enables it again.
+        let more = disabled.after(&failed);
+        assert_eq!(
+            (
+                more.enabled,
+                more.disabled_reason,
+                more.consecutive_failures
+            ),
+            (false, Some(DisabledReason::Failing), 51)
+        );
+        assert_eq!(
+            disabled.after(&succeeded),
+            EndpointHealth {
+                consecutive_failures: 0,
+                ..disabled
+            }
+        );
+        // Disabled by its partner, an endpoint keeps no service reason.
+        let paused = EndpointHealth {
+            enabled: false,
+            ..enabled(60)
+        };
+        assert_eq!(paused.after(&failed).disabled_reason, None);
     }
 
     #[test]

@@ -87,6 +87,13 @@ impl DeliveryPolicy {
     pub fn lease(&self) -> Duration {
         self.timeout * 2 + Duration::from_secs(30)
     }
+
+    /// Whether the worker holding a claim for `held` may start its attempt again (after the
+    /// store failed it): only while a whole attempt, with as much room for the lookup and the
+    /// record as the lease gives the first, still ends within the lease.
+    pub fn may_attempt_again(&self, held: Duration) -> bool {
+        held + self.timeout + Duration::from_secs(30) <= self.lease()
+    }
 }
 
 /// What one claimed delivery came to, for `/metrics`.

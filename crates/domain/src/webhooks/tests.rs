@@ -532,3 +532,16 @@ fn a_ping_is_queued_for_the_endpoint_without_a_sequence() {
     assert_eq!(body["type"], "webhook.ping");
     assert_eq!(body["actor"]["partner"], "acme");
 }
+
+#[test]
+fn a_worker_attempts_its_claim_again_only_while_the_lease_surely_holds() {
+    let policy = DeliveryPolicy {
+        timeout: Duration::from_secs(10),
+        ..DeliveryPolicy::default()
+    };
+    // The lease is 50 s: an attempt started by 10 s ends, lookup and record included, in it.
+    assert_eq!(policy.lease(), Duration::from_secs(50));
+    assert!(policy.may_attempt_again(Duration::from_secs(1)));
+    assert!(policy.may_attempt_again(Duration::from_secs(10)));
+    assert!(!policy.may_attempt_again(Duration::from_secs(11)));
+}

@@ -260,6 +260,15 @@ pub async fn the_feed_shows_each_reader_what_it_may_read_now(repos: &Repositorie
     let mut only_decks = feed_query(reader(alice.id, true, true), 0);
     only_decks.types = TypeFilter::parse("deck.*")?;
     assert_eq!(subjects(repos, &only_decks).await?, all[..2]);
+    // The scan window counts every event of the game, whatever its type: a filter on a rare
+    // type walks one window per page, never the rest of the log.
+    let in_game = log_after(repos, 0)
+        .await?
+        .iter()
+        .filter(|event| event.record.game == "mtg")
+        .count();
+    let scan = repos.events.scan(&only_decks).await?;
+    assert_eq!(scan.scanned as usize, in_game);
 
     // Visibility is judged now: once the open deck turns private, bob no longer sees its
     // events, not even the old ones; archived, it stays readable by id.

@@ -305,7 +305,8 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
         stored[0]
     );
 
-    // Forty-nine more deliveries failing for good, then the endpoint is disabled.
+    // The retried delivery and 49 more failing for good, recorded at once as by many workers, then
+    // the endpoint is disabled: no failure in a row is lost to a concurrent record.
     for n in 0..49 {
         repos
             .decks
@@ -313,18 +314,24 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
             .await?;
     }
     repos.webhooks.fan_out(100, at).await?;
-    let mut failures = 0;
-    for claimed in repos.webhooks.claim(at, 100, lease).await? {
-        let record = AttemptRecord::decide(
-            &claimed.delivery,
-            &failed,
-            at,
-            &RetrySchedule::new(vec![]),
-            0.0,
-        );
-        repos.webhooks.record(&record).await?;
-        failures += 1;
-    }
+    let records: Vec<AttemptRecord> = repos
+        .webhooks
+        .claim(at, 100, lease)
+        .await?
+        .iter()
+        .map(|claimed| {
+            AttemptRecord::decide(
+                &claimed.delivery,
+                &failed,
+                at,
+                &RetrySchedule::new(vec![]),
+                0.0,
+            )
+        })
+        .collect();
+    let failures = records.len();
+    futures_util::future::try_join_all(records.iter().map(|record| repos.webhooks.record(record)))
+        .await?;
     ensure!(failures == 50, "{failures} attempts");
     let endpoint = repos
         .webhooks
@@ -332,6 +339,8 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
         .await?
         .context("the endpoint")?;
     ensure!(!endpoint.enabled, "{endpoint:?}");
+    // The first delivery ended failed before its manual retry: 51 in a row, none lost.
+    ensure!(endpoint.consecutive_failures == 51, "{endpoint:?}");
     ensure!(endpoint.disabled_reason == Some(DisabledReason::Failing));
     ensure!(repos.webhooks.stats().await?.pending == 0);
     // Enabling again starts the count over.

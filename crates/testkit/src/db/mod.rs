@@ -5,6 +5,7 @@ mod cluster;
 pub mod direct;
 mod pgbouncer;
 mod recycle;
+pub mod statements;
 mod sweep;
 
 use std::sync::OnceLock;
