@@ -436,6 +436,103 @@ async fn a_ping_is_delivered_and_not_in_the_feed() {
     assert_eq!(again.headers["webhook-id"], received.headers["webhook-id"]);
 }
 
+/// Operators see every endpoint and stop one (`admin webhook list|disable`): the listing holds
+/// no secret; from the disable on, the endpoint gets nothing, pings included, while another
+/// endpoint gets every event; its partner sees `disabled_reason: "operator"` and cannot enable
+/// it again.
+async fn operators_list_and_disable_endpoints(store: Store) {
+    let app = app(store, policy("100ms", Duration::from_secs(5))).await;
+    let stopped = Receiver::start(vec![]).await;
+    let kept = Receiver::start(vec![]).await;
+    let (token, key) = partner(&app, "acme", "alice").await;
+    let (_, other_key) = partner(&app, "other", "bob").await;
+    let webhook = register(&app, &key, &stopped.url).await;
+    register(&app, &other_key, &kept.url).await;
+    let id = webhook["id"].as_str().unwrap();
+
+    let all = app.admin(&["webhook", "list"]).await.unwrap();
+    let listed = all["webhooks"].as_array().unwrap();
+    assert_eq!(listed.len(), 2, "{all}");
+    assert_eq!(listed[0]["id"], webhook["id"]);
+    assert_eq!(listed[0]["partner"], "acme");
+    assert_eq!(listed[0]["url"], json!(stopped.url));
+    assert_eq!(listed[0]["enabled"], true);
+    assert_eq!(listed[0]["disabled_reason"], Value::Null);
+    assert_eq!(listed[1]["partner"], "other");
+    assert!(!all.to_string().contains("whsec_"), "{all}");
+    let acme = app
+        .admin(&["webhook", "list", "--partner", "acme"])
+        .await
+        .unwrap();
+    assert_eq!(acme["webhooks"].as_array().unwrap().len(), 1, "{acme}");
+
+    create_deck(&app, &token, "Before").await;
+    eventually("the first event", Duration::from_secs(10), async || {
+        receiver_has(&stopped, 1)
+    })
+    .await;
+    let disabled = app.admin(&["webhook", "disable", "--id", id]).await.unwrap();
+    assert_eq!(
+        disabled,
+        json!({"id": id, "partner": "acme", "enabled": false, "disabled_reason": "operator"})
+    );
+    let (status, _) = call(
+        &app,
+        reqwest::Method::POST,
+        &format!("/webhooks/{id}/ping"),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    create_deck(&app, &token, "After").await;
+    // The other endpoint gets the second event; by then the worker has passed the disabled one
+    // by, and a moment later still nothing has reached it.
+    eventually("the other endpoint's events", Duration::from_secs(10), async || {
+        receiver_has(&kept, 2)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(stopped.received().len(), 1, "a delivery reached a disabled endpoint");
+
+    let (status, shown) = call(&app, reqwest::Method::GET, &format!("/webhooks/{id}"), &key, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(shown["enabled"], false);
+    assert_eq!(shown["disabled_reason"], "operator");
+    let (status, body) = call(
+        &app,
+        reqwest::Method::PATCH,
+        &format!("/webhooks/{id}"),
+        &key,
+        Some(json!({"enabled": true})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.to_string().contains("disabled_by_operator"), "{body}");
+    let after = app
+        .admin(&["webhook", "list", "--partner", "acme"])
+        .await
+        .unwrap();
+    assert_eq!(after["webhooks"][0]["enabled"], false, "{after}");
+    assert_eq!(after["webhooks"][0]["disabled_reason"], "operator");
+    let unknown = uuid::Uuid::nil().to_string();
+    let error = app
+        .admin(&["webhook", "disable", "--id", &unknown])
+        .await
+        .unwrap_err();
+    assert!(format!("{error:#}").contains("no such webhook"), "{error:#}");
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_endpoints_on_memory() {
+    operators_list_and_disable_endpoints(Store::Memory).await;
+}
+
+#[tokio::test]
+async fn operators_list_and_disable_endpoints_on_postgres() {
+    operators_list_and_disable_endpoints(Store::Postgres).await;
+}
+
 #[tokio::test]
 async fn management_is_for_the_partner_alone() {
     let app = TestApp::memory().await;

@@ -9,13 +9,14 @@ use deckhand_domain::identity::{
     ApiKeyId, GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Scopes, Tier, UserLookup,
 };
 use deckhand_domain::oauth::{ClientId, GrantType, NewClientRequest, RedirectUri};
+use deckhand_domain::webhooks::{DisabledReason, WebhookId};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::cli::{
     AdminCommand, ApiKeyCommand, CatalogCommand, DemoCommand, FormatCommand, OAuthClientCommand,
-    PartnerCommand, PatCommand, SignArgs, UserCommand,
+    PartnerCommand, PatCommand, SignArgs, UserCommand, WebhookCommand,
 };
 
 pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Result<Value> {
@@ -210,6 +211,43 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 })
                 .collect::<anyhow::Result<_>>()?;
             Ok(json!({ "api_keys": keys }))
+        }
+        AdminCommand::Webhook(WebhookCommand::List { partner }) => {
+            let partner = partner.as_deref().map(PartnerSlug::parse).transpose()?;
+            let endpoints: Vec<Value> = services
+                .webhooks
+                .list_all(partner.as_ref().map(PartnerSlug::as_str))
+                .await?
+                .iter()
+                .map(|endpoint| {
+                    Ok(json!({
+                        "id": endpoint.id.0,
+                        "partner": endpoint.partner,
+                        "url": endpoint.url,
+                        "types": endpoint.types.names(),
+                        "games": endpoint.games.names(),
+                        "description": endpoint.description,
+                        "enabled": endpoint.enabled,
+                        "disabled_reason": endpoint.disabled_reason.map(DisabledReason::as_str),
+                        "consecutive_failures": endpoint.consecutive_failures,
+                        "created_at": rfc3339(endpoint.created_at)?,
+                    }))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            Ok(json!({ "webhooks": endpoints }))
+        }
+        AdminCommand::Webhook(WebhookCommand::Disable { id }) => {
+            let endpoint = services
+                .webhooks
+                .disable(WebhookId(id))
+                .await?
+                .with_context(|| format!("cannot disable webhook `{id}`: no such webhook"))?;
+            Ok(json!({
+                "id": endpoint.id.0,
+                "partner": endpoint.partner,
+                "enabled": endpoint.enabled,
+                "disabled_reason": endpoint.disabled_reason.map(DisabledReason::as_str),
+            }))
         }
         AdminCommand::Format(FormatCommand::Legality {
             game,

@@ -99,6 +99,9 @@ pub enum AdminCommand {
     /// OAuth clients.
     #[command(subcommand)]
     OauthClient(OAuthClientCommand),
+    /// Partners' webhook endpoints.
+    #[command(subcommand)]
+    Webhook(WebhookCommand),
     /// Print the signature headers of a request (needs no database), to test a partner's
     /// signing: {"headers", "canonical", "curl"}.
     Sign(SignArgs),
@@ -234,6 +237,24 @@ pub enum OAuthClientCommand {
         partner: Option<String>,
     },
     /// Disable an OAuth client; its tokens stop working at once: {"client_id", "active": false}.
+    Disable {
+        #[arg(long)]
+        id: uuid::Uuid,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WebhookCommand {
+    /// Webhook endpoints (never their secrets), of one partner or all: {"webhooks": [{"id",
+    /// "partner", "url", "types", "games", "description", "enabled", "disabled_reason",
+    /// "consecutive_failures", "created_at"}]}.
+    List {
+        #[arg(long)]
+        partner: Option<String>,
+    },
+    /// Disable a webhook endpoint: no delivery reaches it from now on, pings included, and its
+    /// partner cannot enable it again: {"id", "partner", "enabled": false, "disabled_reason":
+    /// "operator"}.
     Disable {
         #[arg(long)]
         id: uuid::Uuid,

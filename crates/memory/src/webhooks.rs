@@ -48,7 +48,9 @@ fn claimable(state: &State, queued: &Queued) -> bool {
             .endpoints
             .get(&queued.delivery.endpoint)
             .is_some_and(|endpoint| {
-                endpoint.enabled || queued.delivery.event_type == EventType::WebhookPing
+                endpoint.enabled
+                    || (queued.delivery.event_type == EventType::WebhookPing
+                        && endpoint.disabled_reason != Some(DisabledReason::Operator))
             })
 }
 
@@ -126,6 +128,30 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(owned(&self.0.lock(), partner, id).cloned())
     }
 
+    async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+        let state = self.0.lock();
+        let mut endpoints: Vec<Endpoint> = state
+            .webhooks
+            .endpoints
+            .values()
+            .filter(|endpoint| partner.is_none_or(|slug| endpoint.partner == slug))
+            .cloned()
+            .collect();
+        endpoints.sort_by(|a, b| {
+            (&a.partner, a.created_at, a.id).cmp(&(&b.partner, b.created_at, b.id))
+        });
+        Ok(endpoints)
+    }
+
+    async fn disable(&self, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
+        let mut state = self.0.lock();
+        Ok(state.webhooks.endpoints.get_mut(&id).map(|endpoint| {
+            endpoint.enabled = false;
+            endpoint.disabled_reason = Some(DisabledReason::Operator);
+            endpoint.clone()
+        }))
+    }
+
     async fn update(
         &self,
         partner: &str,
@@ -153,7 +179,10 @@ impl WebhookRepository for MemoryWebhooks {
         if let Some(description) = &changes.description {
             endpoint.description = description.clone();
         }
-        if let Some(enabled) = changes.enabled {
+        // An operator's disable stays, whatever the partner asks.
+        if let Some(enabled) = changes.enabled
+            && endpoint.disabled_reason != Some(DisabledReason::Operator)
+        {
             endpoint.enabled = enabled;
             if enabled {
                 endpoint.disabled_reason = None;

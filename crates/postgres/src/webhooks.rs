@@ -287,8 +287,9 @@ fn endpoints(rows: Vec<EndpointRow>) -> anyhow::Result<Vec<Endpoint>> {
 }
 
 /// Pending deliveries the worker may take: those of enabled endpoints, and pings (a partner
-/// pings a disabled endpoint to see whether it is back).
-const CLAIMABLE: &str = "d.status = 'pending' AND (e.enabled OR d.event_type = 'webhook.ping')";
+/// pings a disabled endpoint to see whether it is back) unless an operator disabled it.
+const CLAIMABLE: &str = "d.status = 'pending' AND (e.enabled OR (d.event_type = 'webhook.ping' \
+     AND e.disabled_reason IS DISTINCT FROM 'operator'))";
 
 async fn find_endpoint(
     conn: &mut AsyncPgConnection,
@@ -443,6 +444,38 @@ impl WebhookRepository for PgWebhookRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
+    async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<EndpointRow> = diesel::sql_query(format!(
+            "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints e
+             WHERE $1::text IS NULL OR e.partner_slug = $1
+             ORDER BY e.partner_slug, e.created_at, e.id"
+        ))
+        .bind::<Nullable<Text>, _>(partner)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("listing every webhook endpoint")?;
+        endpoints(rows)
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn disable(&self, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<EndpointRow> = diesel::sql_query(format!(
+            "UPDATE webhook_endpoints e SET enabled = false, disabled_reason = 'operator'
+             WHERE e.id = $1
+             RETURNING {ENDPOINT_COLUMNS}"
+        ))
+        .bind::<SqlUuid, _>(id.0)
+        .load(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("disabling a webhook endpoint")?;
+        Ok(endpoints(rows)?.pop())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn update(
         &self,
         partner: &str,
@@ -457,8 +490,9 @@ impl WebhookRepository for PgWebhookRepository {
                  types = COALESCE($4, e.types),
                  games = COALESCE($5, e.games),
                  description = CASE WHEN $6 THEN $7 ELSE e.description END,
-                 enabled = COALESCE($8, e.enabled),
-                 disabled_reason = CASE WHEN $9 THEN NULL ELSE e.disabled_reason END,
+                 enabled = COALESCE($8, e.enabled) AND e.disabled_reason IS DISTINCT FROM 'operator',
+                 disabled_reason = CASE WHEN $9 AND e.disabled_reason IS DISTINCT FROM 'operator'
+                     THEN NULL ELSE e.disabled_reason END,
                  consecutive_failures = CASE WHEN $9 THEN 0 ELSE e.consecutive_failures END
              WHERE e.partner_slug = $1 AND e.id = $2
              RETURNING {ENDPOINT_COLUMNS}"

@@ -133,22 +133,28 @@ impl GameSelection {
     }
 }
 
-/// Why an endpoint was disabled by the service.
+/// Why an endpoint was disabled other than by its partner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DisabledReason {
-    /// Its last [`DISABLE_AFTER_FAILURES`] deliveries failed.
+    /// Its last [`DISABLE_AFTER_FAILURES`] deliveries failed; its partner may enable it again.
     Failing,
+    /// An operator disabled it (`deckhand admin webhook disable`): nothing reaches it, pings
+    /// included, and its partner cannot enable it again.
+    Operator,
 }
 
 impl DisabledReason {
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Failing => "failing",
+            Self::Operator => "operator",
         }
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        (text == "failing").then_some(Self::Failing)
+        [Self::Failing, Self::Operator]
+            .into_iter()
+            .find(|reason| reason.as_str() == text)
     }
 }
 

@@ -8,7 +8,8 @@ use deckhand_auth::{SealingKey, WebhookSecret, webhook_signature_header};
 use time::OffsetDateTime;
 
 use super::model::{
-    AttemptOutcome, AttemptRecord, Delivery, DeliveryId, DeliveryStatus, Endpoint, EndpointChanges,
+    AttemptOutcome, AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint,
+    EndpointChanges,
     GameSelection, InvalidGames, MAX_DESCRIPTION_LEN, NewEndpoint, PREVIOUS_SECRET_LIFETIME,
     TypeSelection, WebhookId,
 };
@@ -164,6 +165,19 @@ impl WebhookService {
         &self.policy
     }
 
+    // ---- the operator's side ------------------------------------------------------------
+
+    /// Every endpoint, or `partner`'s (`deckhand admin webhook list`).
+    pub async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+        self.webhooks.list_all(partner).await
+    }
+
+    /// Stops every delivery to the endpoint at once, pings included, for good
+    /// (`deckhand admin webhook disable`); `None` when there is no such endpoint.
+    pub async fn disable(&self, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
+        self.webhooks.disable(id).await
+    }
+
     // ---- the partner's side -------------------------------------------------------------
 
     /// Registers an endpoint; returns it with its secret, which is shown only now.
@@ -225,6 +239,16 @@ impl WebhookService {
         id: WebhookId,
         draft: EndpointDraft,
     ) -> Result<Endpoint, WebhookError> {
+        // The stores keep an operator's disable whatever a PATCH says; this tells the partner.
+        if draft.enabled == Some(true)
+            && self.get(partner, id).await?.disabled_reason == Some(DisabledReason::Operator)
+        {
+            return Err(invalid(
+                "enabled",
+                "disabled_by_operator",
+                "an operator disabled this endpoint; it cannot be enabled again",
+            ));
+        }
         let changes = EndpointChanges {
             url: match draft.url.as_deref() {
                 Some(url) => Some(self.check_url(url).await?),

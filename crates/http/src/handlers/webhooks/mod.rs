@@ -133,7 +133,9 @@ pub struct WebhookDto {
     games: Vec<String>,
     description: Option<String>,
     enabled: bool,
-    /// `failing` when the service disabled the endpoint after 50 failed deliveries in a row.
+    /// `failing` when the service disabled the endpoint after 50 failed deliveries in a row
+    /// (a PATCH with `enabled: true` enables it again); `operator` when an operator disabled it
+    /// (nothing reaches it, pings included, and it cannot be enabled again).
     disabled_reason: Option<&'static str>,
     #[serde(with = "time::serde::rfc3339")]
     created_at: OffsetDateTime,
