@@ -471,7 +471,10 @@ async fn operators_list_and_disable_endpoints(store: Store) {
         receiver_has(&stopped, 1)
     })
     .await;
-    let disabled = app.admin(&["webhook", "disable", "--id", id]).await.unwrap();
+    let disabled = app
+        .admin(&["webhook", "disable", "--id", id])
+        .await
+        .unwrap();
     assert_eq!(
         disabled,
         json!({"id": id, "partner": "acme", "enabled": false, "disabled_reason": "operator"})
@@ -488,14 +491,27 @@ async fn operators_list_and_disable_endpoints(store: Store) {
     create_deck(&app, &token, "After").await;
     // The other endpoint gets the second event; by then the worker has passed the disabled one
     // by, and a moment later still nothing has reached it.
-    eventually("the other endpoint's events", Duration::from_secs(10), async || {
-        receiver_has(&kept, 2)
-    })
+    eventually(
+        "the other endpoint's events",
+        Duration::from_secs(10),
+        async || receiver_has(&kept, 2),
+    )
     .await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(stopped.received().len(), 1, "a delivery reached a disabled endpoint");
+    assert_eq!(
+        stopped.received().len(),
+        1,
+        "a delivery reached a disabled endpoint"
+    );
 
-    let (status, shown) = call(&app, reqwest::Method::GET, &format!("/webhooks/{id}"), &key, None).await;
+    let (status, shown) = call(
+        &app,
+        reqwest::Method::GET,
+        &format!("/webhooks/{id}"),
+        &key,
+        None,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(shown["enabled"], false);
     assert_eq!(shown["disabled_reason"], "operator");
@@ -520,7 +536,10 @@ async fn operators_list_and_disable_endpoints(store: Store) {
         .admin(&["webhook", "disable", "--id", &unknown])
         .await
         .unwrap_err();
-    assert!(format!("{error:#}").contains("no such webhook"), "{error:#}");
+    assert!(
+        format!("{error:#}").contains("no such webhook"),
+        "{error:#}"
+    );
 }
 
 #[tokio::test]

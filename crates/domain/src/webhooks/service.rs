@@ -9,9 +9,8 @@ use time::OffsetDateTime;
 
 use super::model::{
     AttemptOutcome, AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint,
-    EndpointChanges,
-    GameSelection, InvalidGames, MAX_DESCRIPTION_LEN, NewEndpoint, PREVIOUS_SECRET_LIFETIME,
-    TypeSelection, WebhookId,
+    EndpointChanges, GameSelection, InvalidGames, MAX_DESCRIPTION_LEN, NewEndpoint,
+    PREVIOUS_SECRET_LIFETIME, TypeSelection, WebhookId,
 };
 use super::ports::{
     AddressResolver, ClaimedDelivery, CreateEndpointError, OutgoingWebhook, WebhookOwner,
