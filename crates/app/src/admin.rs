@@ -216,7 +216,7 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
             let partner = partner.as_deref().map(PartnerSlug::parse).transpose()?;
             let endpoints: Vec<Value> = services
                 .webhooks
-                .list_all(partner.as_ref().map(PartnerSlug::as_str))
+                .list_all(partner.as_ref().map(|slug| slug.as_str().to_owned()))
                 .await?
                 .iter()
                 .map(|endpoint| {

@@ -128,13 +128,17 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(owned(&self.0.lock(), partner, id).cloned())
     }
 
-    async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+    async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>> {
         let state = self.0.lock();
         let mut endpoints: Vec<Endpoint> = state
             .webhooks
             .endpoints
             .values()
-            .filter(|endpoint| partner.is_none_or(|slug| endpoint.partner == slug))
+            .filter(|endpoint| {
+                partner
+                    .as_ref()
+                    .is_none_or(|slug| endpoint.partner == *slug)
+            })
             .cloned()
             .collect();
         endpoints.sort_by(|a, b| {

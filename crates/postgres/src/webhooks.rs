@@ -444,7 +444,7 @@ impl WebhookRepository for PgWebhookRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+    async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<EndpointRow> = diesel::sql_query(format!(
             "SELECT {ENDPOINT_COLUMNS} FROM webhook_endpoints e

@@ -62,7 +62,7 @@ pub trait WebhookRepository: Send + Sync {
     async fn find(&self, partner: &str, id: WebhookId) -> anyhow::Result<Option<Endpoint>>;
 
     /// Every endpoint, or `partner`'s, by partner then oldest first (for operators).
-    async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>>;
+    async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>>;
 
     /// Disables the endpoint as an operator ([`super::DisabledReason::Operator`]), whoever its
     /// partner; `None` when there is none. None of its pending deliveries is claimed after this.

@@ -167,7 +167,7 @@ impl WebhookService {
     // ---- the operator's side ------------------------------------------------------------
 
     /// Every endpoint, or `partner`'s (`deckhand admin webhook list`).
-    pub async fn list_all(&self, partner: Option<&str>) -> anyhow::Result<Vec<Endpoint>> {
+    pub async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>> {
         self.webhooks.list_all(partner).await
     }
 
