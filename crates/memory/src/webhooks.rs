@@ -13,7 +13,7 @@ use deckhand_domain::webhooks::ports::{
     ClaimedDelivery, CreateEndpointError, QueueStats, WebhookOwner, WebhookRepository,
 };
 use deckhand_domain::webhooks::{
-    AttemptRecord, Delivery, DeliveryId, DeliveryStatus, Endpoint, EndpointChanges,
+    AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges,
     MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, WebhookId, fan_out,
 };
 use time::OffsetDateTime;
