@@ -457,9 +457,23 @@ async fn a_read_cut_by_the_statement_timeout_or_a_lost_connection_is_a_503() {
     assert!(headers.contains_key("retry-after"), "{headers:?}");
 
     blocker.batch_execute("ROLLBACK").await.unwrap();
-    for app in [&app, &patient] {
-        let (status, _, body) = send(read(app)).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
+    // The pool may hand out the ended session's connection once more before its socket's end
+    // is seen (a checkout costs no round trip): that read is one more 503 with Retry-After,
+    // never a 500, and the next one succeeds.
+    for (name, app) in [("app", &app), ("patient", &patient)] {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let (status, headers, body) = send(read(app)).await;
+            if status == StatusCode::OK {
+                break;
+            }
+            assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{name}: {body}");
+            assert!(headers.contains_key("retry-after"), "{name}: {headers:?}");
+            assert!(
+                Instant::now() < deadline,
+                "{name} still answers 503: {body}"
+            );
+        }
     }
 }
 
