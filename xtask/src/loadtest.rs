@@ -19,6 +19,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use crate::chart::{self, BarGroup};
 use crate::local::{self, free_address, output, path_text, psql, wait_for_health};
 use crate::pg::{self, Cluster};
 use crate::{cargo, run_quietly};
@@ -41,6 +42,8 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
     /// Only the ceilings and the resolve step.
     pub resolve_only: bool,
+    /// Where to draw the chart of the shares (default `<target>/loadtest/loadtest.svg`).
+    pub chart: Option<PathBuf>,
 }
 
 impl Options {
@@ -262,6 +265,11 @@ fn measure(
         });
     }
     report(work, &runs)?;
+    let chart = options
+        .chart
+        .clone()
+        .unwrap_or_else(|| work.join("loadtest.svg"));
+    draw_chart(&chart, &runs)?;
     if options.resolve_only {
         return Ok(());
     }
@@ -765,6 +773,44 @@ fn print_row(row: &Row, ceiling: f64) {
         verdict,
         statements
     );
+}
+
+/// Draws each request's share of `pgbench -S` in every run, with its goal, as an SVG.
+fn draw_chart(path: &Path, runs: &[Run]) -> Result<()> {
+    let Some(first) = runs.first() else {
+        return Ok(());
+    };
+    let groups: Vec<BarGroup> = first
+        .rows
+        .iter()
+        .enumerate()
+        // The share is what compares across runs; latency rows have goals of their own.
+        .filter(|(_, row)| matches!(row.goal, Some(Goal::Share(_)) | None))
+        .filter(|(_, row)| row.statements.is_some())
+        .map(|(index, row)| BarGroup {
+            label: row.name.to_owned(),
+            values: runs
+                .iter()
+                .filter_map(|run| run.rows.get(index))
+                .zip(runs)
+                .map(|(row, run)| row.measured.rate / run.ceiling)
+                .collect(),
+            goal: match row.goal {
+                Some(Goal::Share(share)) => Some(share),
+                _ => None,
+            },
+        })
+        .collect();
+    let labels: Vec<&str> = runs.iter().map(|run| run.label).collect();
+    chart::write_bars_svg(
+        path,
+        "cargo xtask loadtest: each request's rate as a share of pgbench -S in the same run",
+        "share of pgbench -S",
+        &labels,
+        &groups,
+    )?;
+    println!("chart: {}", path.display());
+    Ok(())
 }
 
 /// Prints the runs side by side as a Markdown table for docs/benchmarks.md and writes them

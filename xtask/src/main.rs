@@ -1,6 +1,7 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
-//! It builds fast on purpose: no dependency beyond anyhow, clap and serde_json.
+//! It builds fast on purpose: anyhow, clap and serde_json, and plotters (SVG only) for charts.
 
+mod chart;
 mod client;
 mod fuzz;
 mod loadtest;
@@ -97,6 +98,10 @@ enum Task {
         /// identifiers, skipping the deck requests (use with a small `--decks`).
         #[arg(long)]
         resolve_only: bool,
+        /// Where to draw the SVG chart of the shares (default `target/loadtest/loadtest.svg`;
+        /// docs/benchmarks.md shows `docs/benchmarks/loadtest.svg`).
+        #[arg(long)]
+        chart: Option<PathBuf>,
     },
 }
 
@@ -191,6 +196,7 @@ fn run(task: Task) -> Result<()> {
             binary,
             baseline,
             resolve_only,
+            chart,
         } => loadtest::run(
             &root,
             &target_dir(&root),
@@ -203,6 +209,7 @@ fn run(task: Task) -> Result<()> {
                 binary,
                 baseline,
                 resolve_only,
+                chart,
             },
         ),
     }
