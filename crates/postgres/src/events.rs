@@ -399,6 +399,7 @@ struct LastSequenceRow {
 
 #[async_trait]
 impl EventRepository for PgEvents {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<ScanRow> = scan_statement(query)
@@ -423,6 +424,7 @@ impl EventRepository for PgEvents {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
         let deadline = Instant::now() + timeout;
         let mut heard = self.news.heard.subscribe();
@@ -438,6 +440,7 @@ impl EventRepository for PgEvents {
         self.caught_up_with(newest, deadline).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
         let table = match kind {
             SubjectKind::Deck => "decks",
@@ -466,11 +469,13 @@ impl EventRepository for PgEvents {
         .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>> {
         let mut conn = checkout(&self.pool).await?;
         read_events_after(&mut conn, sequence, limit).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         let mut conn = checkout(&self.pool).await?;
         // Oldest first, so what is left is always every event after `pruned_through`.

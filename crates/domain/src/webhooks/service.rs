@@ -167,12 +167,14 @@ impl WebhookService {
     // ---- the operator's side ------------------------------------------------------------
 
     /// Every endpoint, or `partner`'s (`deckhand admin webhook list`).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>> {
         self.webhooks.list_all(partner).await
     }
 
     /// Stops every delivery to the endpoint at once, pings included, for good
     /// (`deckhand admin webhook disable`); `None` when there is no such endpoint.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn disable(&self, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
         self.webhooks.disable(id).await
     }
@@ -180,6 +182,7 @@ impl WebhookService {
     // ---- the partner's side -------------------------------------------------------------
 
     /// Registers an endpoint; returns it with its secret, which is shown only now.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn create(
         &self,
         partner: &PartnerRef,
@@ -221,10 +224,12 @@ impl WebhookService {
         Ok((endpoint, secret.reveal()))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn list(&self, partner: &PartnerRef) -> Result<Vec<Endpoint>, WebhookError> {
         Ok(self.webhooks.list(&partner.slug).await?)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn get(&self, partner: &PartnerRef, id: WebhookId) -> Result<Endpoint, WebhookError> {
         self.webhooks
             .find(&partner.slug, id)
@@ -232,6 +237,7 @@ impl WebhookService {
             .ok_or(WebhookError::NotFound)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn update(
         &self,
         partner: &PartnerRef,
@@ -268,6 +274,7 @@ impl WebhookService {
             .ok_or(WebhookError::NotFound)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn delete(&self, partner: &PartnerRef, id: WebhookId) -> Result<(), WebhookError> {
         if self.webhooks.delete(&partner.slug, id).await? {
             Ok(())
@@ -277,6 +284,7 @@ impl WebhookService {
     }
 
     /// A new secret, shown once; the old one keeps signing for 24 hours.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn rotate_secret(
         &self,
         partner: &PartnerRef,
@@ -293,6 +301,7 @@ impl WebhookService {
     }
 
     /// Queues a `webhook.ping` for the endpoint (not in the feed).
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn ping(
         &self,
         partner: &PartnerRef,
@@ -323,6 +332,7 @@ impl WebhookService {
         Ok(delivery)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn deliveries(
         &self,
         partner: &PartnerRef,
@@ -341,6 +351,7 @@ impl WebhookService {
             .ok_or(WebhookError::NotFound)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn retry(
         &self,
         partner: &PartnerRef,
@@ -392,11 +403,13 @@ impl WebhookService {
     // ---- the worker's side --------------------------------------------------------------
 
     /// Fans events out into deliveries; how many events were read.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn dispatch(&self, limit: u32) -> anyhow::Result<u32> {
         self.webhooks.fan_out(limit, self.system.clock.now()).await
     }
 
     /// Claims due deliveries for this worker.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn claim(&self, limit: u32) -> anyhow::Result<Vec<ClaimedDelivery>> {
         self.webhooks
             .claim(self.system.clock.now(), limit, self.policy.lease())
@@ -408,20 +421,24 @@ impl WebhookService {
         self.system.clock.now()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>> {
         self.webhooks.next_due().await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn wait_for_work(&self, timeout: Duration) -> anyhow::Result<()> {
         self.webhooks.wait_for_work(timeout).await
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn stats(&self) -> anyhow::Result<super::ports::QueueStats> {
         self.webhooks.stats().await
     }
 
     /// One attempt of a claimed delivery: the partner's right to the event now, the target's
     /// addresses now, then the signed request, and its record.
+    #[tracing::instrument(level = "debug", skip_all)]
     pub async fn attempt(
         &self,
         transport: &dyn WebhookTransport,
@@ -537,6 +554,7 @@ pub struct NoLookups;
 
 #[async_trait::async_trait]
 impl AddressResolver for NoLookups {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn resolve(&self, host: &str, _port: u16) -> anyhow::Result<Vec<std::net::IpAddr>> {
         anyhow::bail!("no resolver to look up {host}")
     }
