@@ -607,6 +607,21 @@ fn drive(
             ]),
         },
         Case {
+            name: "POST deck (create)",
+            goal: None,
+            oha: args(&[
+                "-m",
+                "POST",
+                "-H",
+                bearer,
+                "-T",
+                "application/json",
+                "-d",
+                r#"{"name":"Load test deck","notes":"A new deck, its first version and its event."}"#,
+                &format!("{base}{API}/decks"),
+            ]),
+        },
+        Case {
             name: "guide list editedAt",
             goal: None,
             oha: args(&[&format!("{base}{API}/sideboard-guides?limit=20")]),
