@@ -38,11 +38,21 @@ pub fn wait_for_health(server: &mut Child, address: &str) -> Result<()> {
 
 /// The status code and body of one HTTP/1.1 GET (bodies sent whole, not chunked).
 pub fn get(address: &str, path: &str) -> Result<(u16, String)> {
+    get_with(address, path, "")
+}
+
+/// [`get`] with one more header line (`Name: value`), or none when `header` is empty.
+pub fn get_with(address: &str, path: &str, header: &str) -> Result<(u16, String)> {
     let mut stream = TcpStream::connect(address)?;
     stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let header = if header.is_empty() {
+        String::new()
+    } else {
+        format!("{header}\r\n")
+    };
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\n{header}Connection: close\r\n\r\n"
     )?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response)?;
