@@ -4,7 +4,7 @@
 //! cluster): seed 100,000 decks (`--decks`), a tenth as many sideboard guides and as many events
 //! with the seeds in `crates/testkit/benches/`, import the 2019 catalog, make a PAT with
 //! `deckhand admin`; then, for the `--baseline` binary if given and for this tree's release
-//! binary, one after the other on the same data: measure `pgbench -S` three times (the median:
+//! binary, one after the other, each on a fresh copy of the same seeded database: measure `pgbench -S` three times (the median:
 //! the database's own ceiling) and `GET /healthz` (the HTTP ceiling), drive every request of
 //! the table with oha (installed with `cargo install oha --locked` when missing) and print
 //! req/s, p50/p99 and each one's share of that median. Last, this tree's server answers every
@@ -251,9 +251,21 @@ fn measure(
         patch_urls: &patch_urls,
         resolve_body: &resolve_body,
     };
+    // Each server starts from the same data: the writes of one server's run (thousands of
+    // new decks at the head of every list, history, events) would otherwise be the next
+    // one's starting point, and a name-filtered page would walk past them.
+    psql(
+        cluster,
+        "postgres",
+        &[
+            "-c",
+            "CREATE DATABASE deckhand_seeded TEMPLATE deckhand STRATEGY = FILE_COPY",
+        ],
+    )?;
     let mut runs = Vec::new();
     for (label, binary) in servers {
         println!("\n== {label}: {}", binary.display());
+        restore_seeded(cluster)?;
         let ceiling = pgbench(cluster, options)?;
         let log = work.join(format!("server-{}.log", label.replace(' ', "-")));
         let rows = serve_and_drive(cluster, binary, &url, &log, oha, options, ceiling, &targets)
@@ -275,6 +287,23 @@ fn measure(
     }
     let (_, this_tree) = &servers[servers.len() - 1];
     check_plans(cluster, this_tree, &url, work, cluster_log, &targets)
+}
+
+/// Puts back the seeded database as it was before any server wrote to it.
+fn restore_seeded(cluster: &Cluster) -> Result<()> {
+    psql(
+        cluster,
+        "postgres",
+        &[
+            "-c",
+            "DROP DATABASE IF EXISTS deckhand",
+            "-c",
+            "CREATE DATABASE deckhand TEMPLATE deckhand_seeded STRATEGY = FILE_COPY",
+            "-c",
+            "CHECKPOINT",
+        ],
+    )?;
+    Ok(())
 }
 
 /// Tables whose sequential scan on a list request means a plan that grows with the data.
