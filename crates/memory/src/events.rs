@@ -92,12 +92,13 @@ impl EventRepository for MemoryEvents {
     async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan> {
         let state = self.0.lock();
         let events = &state.events;
+        let after = query
+            .after
+            .map_or(events.pruned_through, |cursor| cursor.sequence);
         let scanned: Vec<&Event> = events
             .log
             .iter()
-            .filter(|event| {
-                event.sequence > query.after.sequence && event.record.game == query.game
-            })
+            .filter(|event| event.sequence > after && event.record.game == query.game)
             .take(FEED_SCAN_WINDOW as usize)
             .collect();
         let readable = scanned

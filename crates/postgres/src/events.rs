@@ -250,26 +250,31 @@ impl MaybeEventRow {
 const EVENT_COLUMNS: &str = "sequence, id, type AS type_, game, occurred_at, subject_id, \
                              actor_user_id, actor_partner, data";
 
-/// The feed scan of `query` as one statement: the window of events looked at, the readable
-/// ones among them (judged by the read rule of `rules`, on the subjects as they are now), and
-/// the log's figures, all in one snapshot.
+/// The feed scan of `query` as one statement, in one snapshot: the window of events looked at
+/// (its size and last sequence, read from the `(game, sequence)` index alone), the readable
+/// ones in it (judged by the read rule of `rules`, on the subjects as they are now; the walk
+/// stops at the `limit + 1`st, so a page of readable events probes only its own subjects), and
+/// the log's figures. Without a cursor the window starts at the oldest retained event.
 fn scan_statement(query: &FeedQuery) -> Statement {
     let mut conditions = Conditions::default();
     let game = conditions.param(Bind::Text(query.game.clone()));
-    let after = conditions.param(Bind::Int(query.after.sequence));
+    let after = match query.after {
+        Some(cursor) => conditions.param(Bind::Int(cursor.sequence)),
+        None => "(SELECT pruned_through FROM event_log)".to_owned(),
+    };
     let types = match query.types.named() {
         Some(types) => {
             let names = types.iter().map(|kind| kind.as_str().to_owned()).collect();
             let placeholder = conditions.param(Bind::Texts(names));
-            format!(" AND s.type = ANY({placeholder})")
+            format!(" AND e.type = ANY({placeholder})")
         }
-        None => " AND s.type <> 'webhook.ping'".to_owned(),
+        None => " AND e.type <> 'webhook.ping'".to_owned(),
     };
     let reader = query.reader;
     let viewer = reader
         .viewer
         .map(|viewer| conditions.param(Bind::Uuid(viewer.0)));
-    let mut readable = vec!["s.subject_kind = 'catalog'".to_owned()];
+    let mut readable = vec!["e.subject_kind = 'catalog'".to_owned()];
     for (kind, alias, wanted) in [
         (SubjectKind::Deck, "d", reader.deck_events),
         (SubjectKind::SideboardGuide, "g", reader.guide_events),
@@ -277,25 +282,28 @@ fn scan_statement(query: &FeedQuery) -> Statement {
         if wanted {
             let rule = readable_sql(alias, Reach::ById, viewer.as_deref());
             readable.push(format!(
-                "(s.subject_kind = '{}' AND {alias}.id IS NOT NULL AND {rule})",
+                "(e.subject_kind = '{}' AND {alias}.id IS NOT NULL AND {rule})",
                 kind.as_str()
             ));
         }
     }
     let limit = conditions.param(Bind::Int(i64::from(query.limit) + 1));
     conditions.statement(format!(
-        "WITH scanned AS (SELECT e.* FROM events e WHERE e.game = {game} AND e.sequence > {after} \
-         ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}), \
-         readable AS (SELECT s.* FROM scanned s \
-         LEFT JOIN decks d ON s.subject_kind = 'deck' AND d.id = s.subject_id \
-         LEFT JOIN sideboard_guides g ON s.subject_kind = 'sideboard_guide' AND g.id = s.subject_id \
-         WHERE ({}){types} ORDER BY s.sequence LIMIT {limit}) \
-         SELECT l.last_sequence, l.pruned_through, \
-         (SELECT count(*) FROM scanned) AS scanned, \
-         (SELECT max(sequence) FROM scanned) AS scanned_through, \
+        "WITH scan_window AS MATERIALIZED (SELECT count(*) AS scanned, max(w.sequence) AS \
+         scanned_through FROM (SELECT e.sequence FROM events e WHERE e.game = {game} \
+         AND e.sequence > {after} ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}) w), \
+         readable AS (SELECT e.* FROM events e \
+         LEFT JOIN decks d ON e.subject_kind = 'deck' AND d.id = e.subject_id \
+         LEFT JOIN sideboard_guides g ON e.subject_kind = 'sideboard_guide' \
+         AND g.id = e.subject_id \
+         WHERE e.game = {game} AND e.sequence > {after} \
+         AND e.sequence <= (SELECT scanned_through FROM scan_window) \
+         AND ({}){types} ORDER BY e.sequence LIMIT {limit}) \
+         SELECT l.last_sequence, l.pruned_through, w.scanned, w.scanned_through, \
          r.sequence, r.id, r.type AS type_, r.game, r.occurred_at, r.subject_id, \
          r.actor_user_id, r.actor_partner, r.data \
-         FROM event_log l LEFT JOIN readable r ON true ORDER BY r.sequence",
+         FROM event_log l CROSS JOIN scan_window w LEFT JOIN readable r ON true \
+         ORDER BY r.sequence",
         readable.join(" OR ")
     ))
 }

@@ -17,7 +17,7 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, SimpleAsyncConnection};
 fn everything_for(viewer: deckhand_domain::identity::UserId, after: i64) -> FeedQuery {
     FeedQuery {
         game: "mtg".into(),
-        after: Cursor { sequence: after },
+        after: Some(Cursor { sequence: after }),
         types: TypeFilter::all(),
         limit: 7,
         reader: FeedReader {

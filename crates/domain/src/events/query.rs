@@ -125,7 +125,9 @@ impl FeedReader {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FeedQuery {
     pub game: String,
-    pub after: Cursor,
+    /// Where the read starts; `None`: at the oldest retained event, wherever pruning left it
+    /// when the store looks.
+    pub after: Option<Cursor>,
     pub types: TypeFilter,
     pub limit: u32,
     pub reader: FeedReader,
@@ -157,16 +159,15 @@ impl FeedScan {
     /// The page this scan makes for `query`: the one rule both stores use for `has_more` and
     /// the next cursor. `None` when the cursor points before the retained events (pruned).
     pub fn page(mut self, query: &FeedQuery) -> Option<FeedPage> {
-        if query.after.sequence < self.pruned_through {
-            return None;
-        }
+        let after = match query.after {
+            Some(cursor) if cursor.sequence < self.pruned_through => return None,
+            Some(cursor) => cursor.sequence,
+            None => self.pruned_through,
+        };
         let limit = query.limit as usize;
         let page = if self.readable.len() > limit {
             self.readable.truncate(limit);
-            let next = self
-                .readable
-                .last()
-                .map_or(query.after.sequence, |event| event.sequence);
+            let next = self.readable.last().map_or(after, |event| event.sequence);
             FeedPage {
                 events: self.readable,
                 has_more: true,
@@ -177,7 +178,7 @@ impl FeedScan {
                 events: self.readable,
                 has_more: true,
                 next: Cursor {
-                    sequence: self.scanned_through.unwrap_or(query.after.sequence),
+                    sequence: self.scanned_through.unwrap_or(after),
                 },
             }
         } else {
@@ -185,7 +186,7 @@ impl FeedScan {
                 events: self.readable,
                 has_more: false,
                 next: Cursor {
-                    sequence: self.last_sequence.max(query.after.sequence),
+                    sequence: self.last_sequence.max(after),
                 },
             }
         };

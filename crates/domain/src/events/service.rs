@@ -51,32 +51,25 @@ impl EventService {
     ) -> Result<FeedPage, EventError> {
         let mut query = FeedQuery {
             game: game.to_owned(),
-            after: request.after.unwrap_or(Cursor::START),
+            after: request.after,
             types: request.types,
             limit: request.limit,
             reader: FeedReader::of(principal),
         };
         let deadline = self.clock.now() + request.wait;
-        // Without a cursor the feed starts at the oldest retained event, wherever pruning left it.
-        let mut from_start = request.after.is_none();
         loop {
-            let scan = self.events.scan(&query).await?;
-            let retained_from = Cursor {
-                sequence: scan.pruned_through,
-            };
-            let Some(page) = scan.page(&query) else {
-                if std::mem::take(&mut from_start) {
-                    query.after = retained_from;
-                    continue;
-                }
-                return Err(EventError::CursorExpired);
-            };
+            let page = self
+                .events
+                .scan(&query)
+                .await?
+                .page(&query)
+                .ok_or(EventError::CursorExpired)?;
             let remaining = deadline - self.clock.now();
             if !page.events.is_empty() || page.has_more || remaining <= time::Duration::ZERO {
                 return Ok(page);
             }
             // Nothing readable yet: everything up to `page.next` has been looked at.
-            query.after = page.next;
+            query.after = Some(page.next);
             let remaining = Duration::try_from(remaining).unwrap_or_default();
             self.events
                 .wait_for_news(page.next.sequence, remaining)

@@ -171,7 +171,7 @@ fn event(sequence: i64) -> Event {
 fn query(after: i64, limit: u32) -> FeedQuery {
     FeedQuery {
         game: "mtg".into(),
-        after: Cursor { sequence: after },
+        after: Some(Cursor { sequence: after }),
         types: TypeFilter::all(),
         limit,
         reader: reader(owner(), "decks:read"),
@@ -225,6 +225,21 @@ fn a_cursor_before_the_pruned_events_has_expired() {
     pruned.pruned_through = 5;
     assert_eq!(pruned.clone().page(&query(4, 10)), None);
     assert!(pruned.page(&query(5, 10)).is_some());
+}
+
+#[test]
+fn a_read_without_a_cursor_starts_at_the_oldest_retained_event() {
+    let mut pruned = scan(vec![], 0, 9);
+    pruned.pruned_through = 5;
+    let from_oldest = FeedQuery {
+        after: None,
+        ..query(0, 10)
+    };
+    let page = pruned.page(&from_oldest).unwrap();
+    assert_eq!(
+        (page.events.len(), page.has_more, page.next),
+        (0, false, Cursor { sequence: 9 })
+    );
 }
 
 #[test]

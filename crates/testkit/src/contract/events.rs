@@ -196,7 +196,7 @@ pub async fn every_change_writes_its_event_and_a_refused_one_none(repos: &Reposi
 fn feed_query(reader: FeedReader, after: i64) -> FeedQuery {
     FeedQuery {
         game: "mtg".into(),
-        after: Cursor { sequence: after },
+        after: Some(Cursor { sequence: after }),
         types: TypeFilter::all(),
         limit: 100,
         reader,
