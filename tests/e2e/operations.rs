@@ -18,9 +18,7 @@ async fn health_readiness_and_metrics_answer() {
         )
     );
 
-    let response = app.client.get(app.url("/metrics")).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let text = response.text().await.unwrap();
+    let text = app.metrics_text().await;
     assert!(
         text.contains(
             "deckhand_http_requests_total{method=\"GET\",route=\"/readyz\",status=\"200\"} 1"

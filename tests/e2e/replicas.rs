@@ -24,15 +24,7 @@ const PATIENCE: Duration = Duration::from_secs(10);
 
 /// Reads this instance routed to (the primary, the replica) so far.
 async fn reads(app: &TestApp) -> (u64, u64) {
-    let text = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = app.metrics_text().await;
     let count = |database: &str| {
         let prefix = format!("deckhand_db_reads_total{{database=\"{database}\"}} ");
         text.lines()
@@ -179,15 +171,7 @@ async fn a_streaming_replica_serves_anonymous_and_partner_reads_within_its_lag()
         ready["databases"][1]["lag_ms"].as_u64().unwrap() < 1000,
         "{ready}"
     );
-    let metrics = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics_text().await;
     assert!(
         metrics.contains("deckhand_db_replica_lag_seconds{database=\"replica-1\"} "),
         "{metrics}"

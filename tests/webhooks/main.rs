@@ -203,15 +203,7 @@ async fn signed_delivery_verifies_with_an_independent_implementation(store: Stor
     assert_eq!(log[1]["event_id"], event["id"]);
 
     // /metrics counts this instance's attempts and shows the shared queue.
-    let metrics = app
-        .client
-        .get(app.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics_text().await;
     assert!(
         metrics.contains("deckhand_webhook_deliveries_total{outcome=\"succeeded\"} 2"),
         "{metrics}"

@@ -363,6 +363,18 @@ impl TestApp {
         format!("{}{path}", self.base_url)
     }
 
+    /// This instance's `/metrics` page, which must answer 200.
+    pub async fn metrics_text(&self) -> String {
+        let response = self
+            .client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .expect("GET /metrics");
+        assert_eq!(response.status(), reqwest::StatusCode::OK, "GET /metrics");
+        response.text().await.expect("the body of /metrics")
+    }
+
     /// The absolute URL of `path` under the public API base.
     pub fn api(&self, path: &str) -> String {
         format!("{}/api/public/v1{path}", self.base_url)
