@@ -42,7 +42,7 @@ use deckhand_domain::identity::{UserId, Username};
 use deckhand_domain::readable::Reach;
 use diesel::pg::Pg;
 use diesel::prelude::*;
-use diesel::query_builder::{AsChangeset, AstPass, QueryFragment, QueryId};
+use diesel::query_builder::{AsChangeset, AstPass, Query, QueryFragment, QueryId};
 use diesel::sql_types::{
     Bool, Int4, Int8, Json as SqlJson, Nullable, Text, Timestamptz, Uuid as SqlUuid,
 };
@@ -56,13 +56,13 @@ use self::list_query::{
     walked_page_sql,
 };
 use crate::error;
-use crate::events::{self, EventColumns, WithEvent, numbered_insert_ctes};
+use crate::events::{self, EventColumns, numbered_insert_ctes};
 use crate::pool::{PipelinedTransaction, Pool, checkout};
 use crate::rules::{
     Conditions, contains_pattern, deck_conditions, deck_conditions_but_name, readable_sql,
     trending_bump_sql,
 };
-use crate::schema::{deck_guides, deck_stats, deck_versions, decks};
+use crate::schema::{deck_guides, deck_versions, decks};
 use crate::statement::{Bind, Float, Statement};
 use crate::stored::{
     Json, StoredCard, StoredChoice, StoredContent, StoredSummary, domain_cards, domain_choices,
@@ -665,41 +665,84 @@ impl<'a> DeckChangeset<'a> {
     }
 }
 
-async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResult<()> {
-    let content = &deck.content;
-    diesel::insert_into(decks::table)
-        .values((
-            DeckColumns::new(content, &deck.summary, &deck.provenance),
-            decks::id.eq(deck.id.0),
-            decks::game.eq(&deck.game),
-            decks::owner_id.eq(deck.owner.0),
-            decks::version.eq(1),
-            decks::created_at.eq(deck.created_at),
-            decks::updated_at.eq(deck.created_at),
-            decks::forked_from_id.eq(deck.forked_from.map(|source| source.deck_id.0)),
-            decks::forked_from_version.eq(deck.forked_from.map(|source| source.version)),
-        ))
-        .execute(conn)
-        .await?;
-    if let Some(source) = deck.forked_from {
-        // One statement: parallel forks of one deck queue on its counter row and all count.
-        diesel::update(deck_stats::table.find(source.deck_id.0))
-            .set(deck_stats::forks.eq(deck_stats::forks + 1))
-            .execute(conn)
-            .await?;
+/// Inserts `deck` with its counters, its first history record, its event and (for a fork)
+/// its source's fork count, and reads it back: one statement, so one round trip, and the
+/// event counter's row lock is held only while PostgreSQL runs it and commits (it was held
+/// over two more round trips of a transaction). The read-back joins the rows the statement
+/// returns, since a statement does not see its own inserts. Parallel forks of one deck queue
+/// on its counter row and all count.
+async fn insert_deck(conn: &mut AsyncPgConnection, deck: &NewDeck) -> QueryResult<DeckRow> {
+    let row = diesel::insert_into(decks::table).values((
+        DeckColumns::new(&deck.content, &deck.summary, &deck.provenance),
+        decks::id.eq(deck.id.0),
+        decks::game.eq(&deck.game),
+        decks::owner_id.eq(deck.owner.0),
+        decks::version.eq(1),
+        decks::created_at.eq(deck.created_at),
+        decks::updated_at.eq(deck.created_at),
+        decks::forked_from_id.eq(deck.forked_from.map(|source| source.deck_id.0)),
+        decks::forked_from_version.eq(deck.forked_from.map(|source| source.version)),
+    ));
+    CreateStatement {
+        row,
+        id: deck.id.0,
+        game: &deck.game,
+        fork_source: deck.forked_from.map(|source| source.deck_id.0),
+        record: diesel::insert_into(deck_versions::table).values(HistoryRecord::created(deck)),
+        event: (&deck.event).into(),
     }
-    diesel::insert_into(deck_stats::table)
-        .values((
-            deck_stats::deck_id.eq(deck.id.0),
-            deck_stats::game.eq(&deck.game),
-        ))
-        .execute(conn)
-        .await?;
-    let record = diesel::insert_into(deck_versions::table).values(HistoryRecord::created(deck));
-    WithEvent::new(&deck.event, record)
-        .execute(conn)
-        .await
-        .map(drop)
+    .get_result(conn)
+    .await
+}
+
+/// [`insert_deck`]'s statement: `row` and `record` are the deck's and its first history
+/// record's INSERTs.
+struct CreateStatement<'a, R, H> {
+    row: R,
+    id: Uuid,
+    game: &'a str,
+    fork_source: Option<Uuid>,
+    record: H,
+    event: EventColumns,
+}
+
+impl<R: QueryFragment<Pg>, H: QueryFragment<Pg>> QueryFragment<Pg> for CreateStatement<'_, R, H> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, Pg>) -> QueryResult<()> {
+        out.push_sql("WITH inserted AS (");
+        self.row.walk_ast(out.reborrow())?;
+        out.push_sql(" RETURNING *), counters AS (INSERT INTO deck_stats (deck_id, game) VALUES (");
+        out.push_bind_param::<SqlUuid, _>(&self.id)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.game)?;
+        out.push_sql(") RETURNING *), ");
+        if let Some(source) = &self.fork_source {
+            out.push_sql("forked AS (UPDATE deck_stats SET forks = forks + 1 WHERE deck_id = ");
+            out.push_bind_param::<SqlUuid, _>(source)?;
+            out.push_sql("), ");
+        }
+        out.push_sql("recorded AS (");
+        self.record.walk_ast(out.reborrow())?;
+        out.push_sql("), ");
+        numbered_insert_ctes(&self.event, None, out.reborrow())?;
+        out.push_sql(concat!(
+            " SELECT ",
+            deck_columns!(),
+            " FROM inserted d JOIN users u ON u.id = d.owner_id \
+             JOIN counters s ON s.deck_id = d.id ",
+            source_join!()
+        ));
+        Ok(())
+    }
+}
+
+impl<R, H> QueryId for CreateStatement<'_, R, H> {
+    type QueryId = ();
+    // Cached by its SQL text (a fork's has one more CTE).
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<R, H> Query for CreateStatement<'_, R, H> {
+    type SqlType = diesel::sql_types::Untyped;
 }
 
 /// Saves the revision `reviser` makes of deck `id`, optimistically first: most saves meet no
@@ -1170,14 +1213,9 @@ impl DeckRepository for PgDeckRepository {
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %deck.id, game = %deck.game))]
     async fn insert(&self, deck: &NewDeck) -> Result<Deck, InsertDeckError> {
         let mut conn = checkout(&self.pool).await?;
-        let row = conn
-            .transaction(async |conn| {
-                insert_deck(conn, deck).await?;
-                load_deck(conn, deck.id.0).await
-            })
+        let row = insert_deck(&mut conn, deck)
             .await
             .map_err(error::insert_deck)?;
-        let row = row.context("a deck vanished inside its own insert")?;
         Ok(row.into_domain()?)
     }
 

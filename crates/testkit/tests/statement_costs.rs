@@ -5,6 +5,8 @@
 //!   stored (`GET .../decks/{id}/check`) and inline (`POST .../decks/check`): each at most two
 //!   statements, so clients can check on every keystroke (issue 28; timings: the
 //!   `format_check` benchmark);
+//! - a deck create (issue 27): one statement with its counters, history record and event; a
+//!   fork: that one and the read of its source;
 //! - an idle instance (issue 27): nothing while it waits, and once a minute its webhook
 //!   worker's safety round and its prune round.
 
@@ -117,6 +119,77 @@ async fn a_format_check_costs_at_most_two_statements() {
             );
         }
     }
+}
+
+/// A create is one statement (deck, counters, first history record, event and read-back), so
+/// the event counter's row lock is held only while PostgreSQL runs it; a fork adds the read of
+/// its source.
+#[tokio::test]
+async fn a_deck_create_is_one_statement_and_a_fork_two() {
+    let cluster = OwnCluster::start("create-cost").expect("a cluster of our own");
+    track_statements(&cluster)
+        .await
+        .expect("pg_stat_statements");
+    let mut app = TestApp::builder(Store::PostgresAt(cluster.url()))
+        .rate_limits(None)
+        .start()
+        .await;
+    app.kill_webhook_worker();
+    let (_, token) = app
+        .user_with_token("player", "decks:read decks:write")
+        .await;
+    let create = || {
+        app.client
+            .post(app.api("/games/mtg/decks"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Burn", "visibility": ["public"], "notes": "Go fast."}))
+    };
+    // The first request fills the per-instance caches (the token, the games).
+    let source = answer(create()).await;
+    let fork = || {
+        app.client
+            .post(app.api(&format!(
+                "/games/mtg/decks/{}/fork",
+                source["id"].as_str().unwrap()
+            )))
+            .bearer_auth(&token)
+            .json(&json!({}))
+    };
+    answer(fork()).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let mut counter = StatementCounter::new(&cluster.url()).await;
+    for (kind, request, most) in [
+        ("create", &create as &dyn Fn() -> reqwest::RequestBuilder, 1),
+        ("fork", &fork, 2),
+    ] {
+        counter.reset().await.unwrap();
+        for _ in 0..CHECKS {
+            answer(request()).await;
+        }
+        let (_, each) = counter.sent().await.unwrap();
+        // The deferred trigger's bump of the game's change counter runs at the commit, inside
+        // the server, and pg_stat_statements counts it as a statement of its own: not sent.
+        let sent: i64 = each
+            .iter()
+            .filter(|(query, _)| !query.starts_with("INSERT INTO deck_list_changes"))
+            .map(|(_, calls)| calls)
+            .sum();
+        assert!(
+            sent <= most * CHECKS,
+            "{kind}: {sent} statements in {CHECKS} requests: {each:#?}"
+        );
+    }
+    let forks = answer(
+        app.client
+            .get(app.api(&format!(
+                "/games/mtg/decks/{}",
+                source["id"].as_str().unwrap()
+            )))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(forks["forks"], CHECKS + 1, "{forks}");
 }
 
 /// An idle instance sends nothing between its once-a-minute rounds (the webhook worker waits on
