@@ -298,6 +298,9 @@ struct LinkTo {
     body: Vec<(String, String)>,
 }
 
+/// What a link fills: (name, runtime expression) pairs, of path parameters or body fields.
+type Fills = Vec<(String, String)>;
+
 /// One operation of the document, as the links see it.
 struct Linkable {
     path: String,
@@ -425,10 +428,7 @@ fn member_parameter(name: &str) -> Option<&'static str> {
 
 /// A collection's `POST` (`.../decks`) to an operation whose JSON body has a field naming one
 /// of its members (`deck_id`) and whose path parameters all come from the source's path.
-fn named_in_body_link(
-    source: &str,
-    target: &Linkable,
-) -> Option<(Vec<(String, String)>, Vec<(String, String)>)> {
+fn named_in_body_link(source: &str, target: &Linkable) -> Option<(Fills, Fills)> {
     let collection = source.rsplit('/').next()?;
     let field = format!("{}_id", collection.strip_suffix('s')?.replace('-', "_"));
     if !target.body.contains(&field) || target.path == source {
