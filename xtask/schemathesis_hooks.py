@@ -1,7 +1,8 @@
 """Loaded by schemathesis before a `cargo xtask fuzz` run (SCHEMATHESIS_HOOKS).
 
-Two things: a lock around `ast.parse` (below), and the credentials of every lane (further
-below), so that every operation is reached the way its callers reach it.
+Three things: a lock around `ast.parse` (below), the credentials of every lane (further
+below), so that every operation is reached the way its callers reach it, and a loopback webhook
+receiver that the stateful phase registers endpoints for (at the end).
 
 
 CPython before 3.11.8 and 3.12.2 shares the AST recursion guard between threads
@@ -14,6 +15,7 @@ that failure; it changes no generated request.
 
 import ast
 import base64
+import http.server
 import os
 import random
 import threading
@@ -68,8 +70,53 @@ class EveryLane:
         ]
         if not usable:
             return
+        # A stateful sequence uses what its first step made: a deck or guide is the user's and
+        # private by default, a webhook endpoint the partner's. So its steps go on the lanes of
+        # the user (or, where no user lane is accepted, of the partner), never anonymous: on
+        # another lane the next step would only ever meet a 404.
+        if _is_stateful(case):
+            owners = [lane for lane in usable if lane] or usable
+            usable = [lane for lane in owners if lane is not LANES[("ApiKey",)]] or owners
         with _picks_lock:
             headers = _picks.choice(usable)
         if case.headers is None:
             case.headers = {}
         case.headers.update(headers)
+
+
+# A webhook endpoint is created only for a URL the server may deliver to, and no generated URL
+# is one (the server runs with DECKHAND_WEBHOOK_ALLOW_PRIVATE=true, but a generated string is
+# rarely even an http URL). The stateful phase is where a created endpoint is used, through the
+# links to every operation on it (ping, deliveries, retry, secret, PATCH, DELETE), so there the
+# URL of a positive create is this receiver's, which answers every delivery 204. The other
+# phases keep their generated URLs, which fuzz the URL check; they would also use up the 16
+# endpoints a partner may have before the stateful phase began.
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+_receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+threading.Thread(target=_receiver.serve_forever, daemon=True).start()
+RECEIVER_URL = f"http://127.0.0.1:{_receiver.server_port}/deckhand-fuzz"
+
+
+def _is_stateful(case):
+    return case.meta is not None and case.meta.phase.name == "stateful"
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if (
+        _is_stateful(case)
+        and case.meta.generation.mode == "positive"
+        and case.method.upper() == "POST"
+        and case.path == "/api/public/v1/webhooks"
+        and isinstance(case.body, dict)
+    ):
+        case.body["url"] = RECEIVER_URL
