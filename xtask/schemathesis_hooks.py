@@ -82,6 +82,23 @@ class EveryLane:
         if case.headers is None:
             case.headers = {}
         case.headers.update(headers)
+        if ("OAuthClientBasic",) in (tuple(sorted(r)) for r in requirements):
+            _name_the_client(case, basic=bool(headers))
+
+
+def _name_the_client(case, basic):
+    """A request to the token, introspection or revocation endpoint presents its client once:
+    the confidential client in HTTP Basic alone, the public one as `client_id` in the form
+    (contract section 5). A generated `client_id` beside Basic names another client and is
+    rightly refused with 401 `invalid_client`, and without Basic it names no client at all, so
+    positive cases name the harness's clients as a real client would; negative cases keep what
+    was generated."""
+    if case.meta is None or case.meta.generation.mode != "positive" or not isinstance(case.body, dict):
+        return
+    if basic:
+        case.body.pop("client_id", None)
+    else:
+        case.body["client_id"] = _env("DECKHAND_FUZZ_PUBLIC_CLIENT_ID", "")
 
 
 # A webhook endpoint is created only for a URL the server may deliver to, and no generated URL

@@ -238,7 +238,8 @@ fn fuzz(
             .env("DECKHAND_FUZZ_ACCESS_TOKEN", &lanes.access_token)
             .env("DECKHAND_FUZZ_API_KEY", &lanes.api_key)
             .env("DECKHAND_FUZZ_CLIENT_ID", &lanes.client_id)
-            .env("DECKHAND_FUZZ_CLIENT_SECRET", &lanes.client_secret);
+            .env("DECKHAND_FUZZ_CLIENT_SECRET", &lanes.client_secret)
+            .env("DECKHAND_FUZZ_PUBLIC_CLIENT_ID", &lanes.public_client_id);
         println!(
             "$ {} (seed {seed}, {seconds} s; credentials in DECKHAND_FUZZ_*)",
             display(&cmd),

@@ -22,7 +22,9 @@ pub struct Lanes {
     /// A confidential client (HTTP Basic on the token, revocation and introspection endpoints).
     pub client_id: String,
     pub client_secret: String,
-    /// An OAuth access token of a public client of the partner.
+    /// A public client (`client_id` in the form, no secret).
+    pub public_client_id: String,
+    /// An OAuth access token of the public client.
     pub access_token: String,
 }
 
@@ -92,12 +94,14 @@ pub fn make(
     };
     let confidential = client(false)?;
     let public = client(true)?;
-    let access_token = authorize(address, &text(&public, "client_id")?, username, scopes)?;
+    let public_client_id = text(&public, "client_id")?;
+    let access_token = authorize(address, &public_client_id, username, scopes)?;
     Ok(Lanes {
         pat: text(&pat, "token")?,
         api_key: text(&api_key, "key")?,
         client_id: text(&confidential, "client_id")?,
         client_secret: text(&confidential, "client_secret")?,
+        public_client_id,
         access_token,
     })
 }
