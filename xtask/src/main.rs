@@ -1,9 +1,11 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
-//! It builds fast on purpose: anyhow, clap and serde_json, and plotters (SVG only) for charts.
+//! It builds fast on purpose: anyhow, clap and serde_json, plus ureq (plain HTTP, no TLS) for
+//! the few requests that walk the consent page, and plotters (its SVG backend alone) for charts.
 
 mod chart;
 mod client;
 mod fuzz;
+mod lanes;
 mod loadtest;
 mod local;
 mod pg;
@@ -58,9 +60,9 @@ enum Task {
     /// Schemathesis against `deckhand serve` on PostgreSQL, over every operation of its
     /// OpenAPI document (a step of `ci`; see docs/reliability.md).
     Fuzz {
-        /// The fuzzer's seed: the same seed replays the same requests.
-        #[arg(long, default_value_t = FUZZ_SEED)]
-        seed: u64,
+        /// The fuzzer's seed, to replay a run (it prints its seed); random when not given.
+        #[arg(long)]
+        seed: Option<u64>,
         /// The fuzzer's time budget in seconds.
         #[arg(long, default_value_t = FUZZ_SECONDS)]
         seconds: u32,
@@ -115,8 +117,6 @@ enum DbAction {
     Status,
 }
 
-/// The seed `ci` fuzzes with, so that a finding replays.
-const FUZZ_SEED: u64 = 13;
 /// The fuzzer's time budget in `ci`: well past [`FUZZ_MIN_REQUESTS`] on a 2-core machine, even
 /// a loaded one.
 const FUZZ_SECONDS: u32 = 210;
@@ -150,7 +150,9 @@ fn run(task: Task) -> Result<()> {
                         &root,
                         &target_dir(&root),
                         &fuzz::Options {
-                            seed: FUZZ_SEED,
+                            // A new seed each run, printed: every run fuzzes something new,
+                            // and a finding replays with `cargo xtask fuzz --seed`.
+                            seed: None,
                             seconds: FUZZ_SECONDS,
                             min_requests: FUZZ_MIN_REQUESTS,
                         },

@@ -289,50 +289,102 @@ fn give_envelope(status: &str, response: &mut Response) {
     }
 }
 
-/// A link out of a response: its name, the operation it leads to and the parameters it fills.
+/// A link out of a response: its name, the operation it leads to, the parameters it fills and
+/// the request body fields it fills (`requestBody`, merged into a body the client makes).
 struct LinkTo {
     name: String,
     operation_id: String,
     parameters: Vec<(String, String)>,
+    body: Vec<(String, String)>,
 }
 
-/// The links a client (or a fuzzer) follows to use what it just made: from the game list to
-/// every operation of a game, and from a `POST` that answers 201 to every operation on what
-/// it created (`POST .../decks` to `.../decks/{id}...`, `POST .../matchups` to
-/// `.../matchups/{matchup_id}`), keyed by the source's path and method.
+/// What a link fills: (name, runtime expression) pairs, of path parameters or body fields.
+type Fills = Vec<(String, String)>;
+
+/// One operation of the document, as the links see it.
+struct Linkable {
+    path: String,
+    method: &'static str,
+    id: String,
+    /// The status of its success answer: 201 for a create.
+    success: Option<&'static str>,
+    /// The properties of its JSON request body.
+    body: Vec<String>,
+}
+
+/// The links a client (or a fuzzer) follows to use what it just made, keyed by the source's
+/// path and method:
+/// - from the game list to every operation of a game;
+/// - from a `POST` that answers 201 to every operation on what it created (`POST .../decks` to
+///   `.../decks/{id}...`, `POST .../matchups` to `.../matchups/{matchup_id}`), with the other
+///   parameters that can be had from it ([`member_parameter`]);
+/// - from a `POST` that answers 201 to every operation whose body names what it created
+///   (`POST .../decks` to a body's `deck_id`), when that operation's path needs nothing more;
+/// - from the delivery a ping queues to its retry.
 fn links(document: &OpenApi) -> BTreeMap<(String, &'static str), Vec<LinkTo>> {
-    // (path, method, operation id, whether it answers 201 Created)
-    let mut operations: Vec<(String, &'static str, String, bool)> = Vec::new();
+    let json = serde_json::to_value(document).unwrap_or_default();
+    let mut operations: Vec<Linkable> = Vec::new();
     for (path, item) in &document.paths.paths {
         let mut item = item.clone();
         for (method, operation) in operations_mut(&mut item) {
             if let Some(id) = &operation.operation_id {
-                let creates = operation.responses.responses.contains_key("201");
-                operations.push((path.clone(), method, id.clone(), creates));
+                let success = ["201", "202", "200"]
+                    .into_iter()
+                    .find(|status| operation.responses.responses.contains_key(*status));
+                operations.push(Linkable {
+                    path: path.clone(),
+                    method,
+                    id: id.clone(),
+                    success,
+                    body: body_properties(&json, path, method),
+                });
             }
         }
     }
     let mut links: BTreeMap<(String, &'static str), Vec<LinkTo>> = BTreeMap::new();
-    for (source_path, source_method, _, creates) in &operations {
-        for (target_path, _, target_id, _) in &operations {
-            let parameters = match *source_method {
-                "get" => game_list_link(source_path, target_path),
-                "post" if *creates => created_resource_link(source_path, target_path),
+    for source in &operations {
+        for target in &operations {
+            let link = match (source.method, source.success) {
+                ("get", _) => game_list_link(&source.path, &target.path)
+                    .map(|parameters| (parameters, Vec::new())),
+                ("post", Some("201")) => created_resource_link(&source.path, &target.path)
+                    .map(|parameters| (parameters, Vec::new()))
+                    .or_else(|| named_in_body_link(&source.path, target)),
+                ("post", Some("202")) => queued_delivery_link(&source.path, &target.path)
+                    .map(|parameters| (parameters, Vec::new())),
                 _ => None,
             };
-            if let Some(parameters) = parameters {
+            if let Some((parameters, body)) = link {
                 links
-                    .entry((source_path.clone(), source_method))
+                    .entry((source.path.clone(), source.method))
                     .or_default()
                     .push(LinkTo {
-                        name: target_id.clone(),
-                        operation_id: target_id.clone(),
+                        name: target.id.clone(),
+                        operation_id: target.id.clone(),
                         parameters,
+                        body,
                     });
             }
         }
     }
     links
+}
+
+/// The properties of the JSON request body of `method path` in the document, `$ref` followed.
+fn body_properties(document: &serde_json::Value, path: &str, method: &str) -> Vec<String> {
+    let schema =
+        &document["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"];
+    let schema = match schema["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            &document["components"]["schemas"][name]
+        }
+        None => schema,
+    };
+    schema["properties"]
+        .as_object()
+        .map(|properties| properties.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 /// `GET /games` to an operation whose only path parameter is `{game}`.
@@ -342,16 +394,73 @@ fn game_list_link(source: &str, target: &str) -> Option<Vec<(String, String)>> {
 }
 
 /// A collection's `POST` to an operation on one of its members: `source/{member}...`, the
-/// member from the created resource's `id`, the other parameters as the request had them.
+/// member from the created resource's `id`, the parameters of the source's path as the request
+/// had them, and the others from the created resource when [`member_parameter`] knows how; an
+/// operation needing a parameter it cannot fill gets no link.
 fn created_resource_link(source: &str, target: &str) -> Option<Vec<(String, String)>> {
     let rest = target.strip_prefix(source)?.strip_prefix("/{")?;
     let (member, _) = rest.split_once('}')?;
     let mut parameters = vec![(member.to_owned(), "$response.body#/id".to_owned())];
-    parameters.extend(path_parameters(source).into_iter().map(|name| {
-        let value = format!("$request.path.{name}");
-        (name, value)
-    }));
+    let known = path_parameters(source);
+    for name in path_parameters(target) {
+        if name == member {
+            continue;
+        }
+        let value = if known.contains(&name) {
+            format!("$request.path.{name}")
+        } else {
+            member_parameter(&name)?.to_owned()
+        };
+        parameters.push((name, value));
+    }
     Some(parameters)
+}
+
+/// A path parameter of an operation on a created resource that the resource itself fills: a
+/// deck compared with itself, a diff of its current version with itself.
+fn member_parameter(name: &str) -> Option<&'static str> {
+    match name {
+        "other_id" => Some("$response.body#/id"),
+        "from" | "to" => Some("$response.body#/version"),
+        _ => None,
+    }
+}
+
+/// A collection's `POST` (`.../decks`) to an operation whose JSON body has a field naming one
+/// of its members (`deck_id`) and whose path parameters all come from the source's path.
+fn named_in_body_link(source: &str, target: &Linkable) -> Option<(Fills, Fills)> {
+    let collection = source.rsplit('/').next()?;
+    let field = format!("{}_id", collection.strip_suffix('s')?.replace('-', "_"));
+    if !target.body.contains(&field) || target.path == source {
+        return None;
+    }
+    let known = path_parameters(source);
+    let parameters = path_parameters(&target.path)
+        .into_iter()
+        .map(|name| {
+            known.contains(&name).then(|| {
+                let value = format!("$request.path.{name}");
+                (name, value)
+            })
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((parameters, vec![(field, "$response.body#/id".to_owned())]))
+}
+
+/// `POST .../{id}/ping`, which answers the delivery it queued, to that delivery's retry.
+fn queued_delivery_link(source: &str, target: &str) -> Option<Vec<(String, String)>> {
+    let endpoint = source.strip_suffix("/ping")?;
+    (target == format!("{endpoint}/deliveries/{{delivery_id}}/retry")).then(|| {
+        let mut parameters: Vec<(String, String)> = path_parameters(endpoint)
+            .into_iter()
+            .map(|name| {
+                let value = format!("$request.path.{name}");
+                (name, value)
+            })
+            .collect();
+        parameters.push(("delivery_id".to_owned(), "$response.body#/id".to_owned()));
+        parameters
+    })
 }
 
 fn path_parameters(path: &str) -> Vec<String> {
@@ -362,10 +471,11 @@ fn path_parameters(path: &str) -> Vec<String> {
 }
 
 fn add_links(operation: &mut Operation, links: &[LinkTo]) {
-    let status = if operation.responses.responses.contains_key("201") {
-        "201"
-    } else {
-        "200"
+    let Some(status) = ["201", "202", "200"]
+        .into_iter()
+        .find(|status| operation.responses.responses.contains_key(*status))
+    else {
+        return;
     };
     let Some(RefOr::T(response)) = operation.responses.responses.get_mut(status) else {
         return;
@@ -380,10 +490,18 @@ fn add_links(operation: &mut Operation, links: &[LinkTo]) {
                 .iter()
                 .map(|(name, value)| (name.clone(), serde_json::Value::from(value.clone())))
                 .collect();
-            let link_object = serde_json::json!({
+            let mut link_object = serde_json::json!({
                 "operationId": link.operation_id,
                 "parameters": parameters,
             });
+            if !link.body.is_empty() {
+                let body: serde_json::Map<String, serde_json::Value> = link
+                    .body
+                    .iter()
+                    .map(|(name, value)| (name.clone(), serde_json::Value::from(value.clone())))
+                    .collect();
+                link_object["requestBody"] = serde_json::Value::Object(body);
+            }
             (link.name.clone(), link_object)
         })
         .collect();
@@ -698,6 +816,20 @@ mod tests {
         );
         assert_eq!(created_resource_link(decks, decks), None);
         assert_eq!(
+            created_resource_link(decks, &format!("{decks}/{{id}}/compare/{{other_id}}")),
+            Some(vec![
+                ("id".to_owned(), "$response.body#/id".to_owned()),
+                ("game".to_owned(), "$request.path.game".to_owned()),
+                ("other_id".to_owned(), "$response.body#/id".to_owned()),
+            ])
+        );
+        // A parameter the created resource cannot fill: no link.
+        let guides = "/api/public/v1/games/{game}/sideboard-guides";
+        assert_eq!(
+            created_resource_link(guides, &format!("{guides}/{{id}}/decks/{{deck_id}}")),
+            None
+        );
+        assert_eq!(
             created_resource_link(decks, &format!("{decks}/export/text")),
             None
         );
@@ -707,6 +839,54 @@ mod tests {
                 .unwrap()
                 .len(),
             3
+        );
+    }
+
+    #[test]
+    fn a_created_resource_links_to_bodies_that_name_it() {
+        let decks = "/api/public/v1/games/{game}/decks";
+        let target = |path: &str, body: &[&str]| Linkable {
+            path: path.to_owned(),
+            method: "post",
+            id: "target".to_owned(),
+            success: Some("201"),
+            body: body.iter().map(|field| (*field).to_owned()).collect(),
+        };
+        let guides = "/api/public/v1/games/{game}/sideboard-guides";
+        assert_eq!(
+            named_in_body_link(decks, &target(guides, &["deck_id", "name"])),
+            Some((
+                vec![("game".to_owned(), "$request.path.game".to_owned())],
+                vec![("deck_id".to_owned(), "$response.body#/id".to_owned())]
+            ))
+        );
+        // Its path needs a guide the deck cannot give.
+        assert_eq!(
+            named_in_body_link(
+                decks,
+                &target(&format!("{guides}/{{id}}/decks"), &["deck_id"])
+            ),
+            None
+        );
+        assert_eq!(named_in_body_link(decks, &target(guides, &["name"])), None);
+    }
+
+    #[test]
+    fn a_ping_links_to_the_retry_of_its_delivery() {
+        let webhook = "/api/public/v1/webhooks/{id}";
+        assert_eq!(
+            queued_delivery_link(
+                &format!("{webhook}/ping"),
+                &format!("{webhook}/deliveries/{{delivery_id}}/retry")
+            ),
+            Some(vec![
+                ("id".to_owned(), "$request.path.id".to_owned()),
+                ("delivery_id".to_owned(), "$response.body#/id".to_owned()),
+            ])
+        );
+        assert_eq!(
+            queued_delivery_link(&format!("{webhook}/ping"), webhook),
+            None
         );
     }
 

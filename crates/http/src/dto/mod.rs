@@ -7,3 +7,4 @@ pub(crate) mod envelope;
 pub(crate) mod events;
 pub(crate) mod formats;
 pub(crate) mod games;
+pub(crate) mod names;

@@ -17,10 +17,13 @@ use crate::state::HttpState;
 #[schema(example = json!({"name": "Stompy, my take", "version": 3}))]
 pub struct ForkBody {
     /// 1 to 255 characters; the source's name by default.
+    #[schema(min_length = 1, max_length = 255)]
     name: Option<String>,
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
+    #[schema(value_type = Option<Vec<crate::dto::names::VisibilityName>>, min_items = 1, max_items = 1)]
     visibility: Option<Vec<String>>,
     /// The source's version to copy (1-based); its current one by default.
+    #[schema(minimum = 1)]
     version: Option<i64>,
 }
 

@@ -342,10 +342,13 @@ impl From<FeaturedDto> for FeaturedInput {
 #[serde(deny_unknown_fields)]
 pub struct DeckBody {
     /// 1 to 255 characters; required on create.
+    #[schema(min_length = 1, max_length = 255)]
     name: Option<String>,
     /// At most 50000 characters.
+    #[schema(max_length = 50000)]
     notes: Option<String>,
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
+    #[schema(value_type = Option<Vec<crate::dto::names::VisibilityName>>, min_items = 1, max_items = 1)]
     visibility: Option<Vec<String>>,
     /// A format id of the deck's game, or null.
     #[serde(default, deserialize_with = "nullable")]

@@ -15,6 +15,7 @@ use crate::state::HttpState;
 #[schema(example = json!({"version_number": 1}))]
 pub struct RollbackBody {
     /// 1-based position in the versions list.
+    #[schema(minimum = 1)]
     version_number: i64,
 }
 

@@ -289,7 +289,7 @@ pub struct SideboardGuideBody {
     deck_id: Option<String>,
     /// 1 to 255 characters; required on create.
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, min_length = 1, max_length = 255)]
     name: Option<String>,
     /// At most 500000 characters.
     #[serde(default, deserialize_with = "present")]
@@ -301,15 +301,15 @@ pub struct SideboardGuideBody {
     notes: Option<String>,
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, value_type = Option<Vec<crate::dto::names::VisibilityName>>, min_items = 1, max_items = 1)]
     visibility: Option<Vec<String>>,
     /// At most 50 tags of 1 to 50 characters; repeats are dropped.
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, max_items = 50)]
     tags: Option<Vec<String>>,
     /// A plain string of at most 50 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 50)]
     format: Option<Option<String>>,
     /// At most 255 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
@@ -328,7 +328,7 @@ pub struct SideboardGuideBody {
     is_archived: Option<bool>,
     /// Create only: the first matchups, at most 100; JSON text in form and multipart bodies.
     #[serde(default, deserialize_with = "json_or_text")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, max_items = 100)]
     matchups: Option<Vec<MatchupBody>>,
 }
 
@@ -397,14 +397,19 @@ pub struct AttachBody {
 #[serde(deny_unknown_fields)]
 pub struct CardOverrideBody {
     /// `in` or `out`.
+    #[schema(value_type = crate::dto::names::SpecialCardTypeName)]
     special_card_type: String,
     /// 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64)]
     card_id: String,
     /// 1 to 255 characters.
+    #[schema(min_length = 1, max_length = 255)]
     card_name: String,
     /// 1 to 999, default 1.
+    #[schema(minimum = 1, maximum = 999)]
     quantity: Option<i64>,
     /// 0 to 100000, default the position in the list.
+    #[schema(minimum = 0, maximum = 100000)]
     sort_order: Option<i64>,
 }
 
@@ -421,15 +426,15 @@ pub struct CardOverrideBody {
 pub struct MatchupBody {
     /// 1 to 255 characters; required on create.
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, min_length = 1, max_length = 255)]
     opponent_deck_name: Option<String>,
     /// At most 100 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 100)]
     opponent_archetype: Option<Option<String>>,
     /// `VERY_EASY`, `EASY`, `MEDIUM` (default), `HARD` or `VERY_HARD`.
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, value_type = Option<crate::dto::names::DifficultyName>)]
     difficulty: Option<String>,
     /// At most 50000 characters each.
     #[serde(default, deserialize_with = "present")]
@@ -443,7 +448,7 @@ pub struct MatchupBody {
     draw_notes: Option<String>,
     /// 0 to 100000 (default 0); matchups are shown by it, then by creation.
     #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, minimum = 0, maximum = 100000)]
     sort_order: Option<i64>,
     /// At most 255 characters, or null.
     #[serde(default, deserialize_with = "nullable")]
@@ -454,7 +459,7 @@ pub struct MatchupBody {
     is_featured: Option<bool>,
     /// Replaces the whole list; JSON text in form and multipart bodies. At most 100.
     #[serde(default, deserialize_with = "json_or_text")]
-    #[schema(nullable = false)]
+    #[schema(nullable = false, max_items = 100)]
     special_card_overrides: Option<Vec<CardOverrideBody>>,
 }
 

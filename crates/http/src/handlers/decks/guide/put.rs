@@ -13,6 +13,7 @@ use crate::state::HttpState;
 #[serde(deny_unknown_fields)]
 pub struct StrategyGuideBody {
     /// `markdown` or `text`.
+    #[schema(value_type = crate::dto::names::GuideContentTypeName)]
     content_type: String,
     /// At most 200000 characters.
     content: String,
