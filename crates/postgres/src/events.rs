@@ -486,10 +486,14 @@ impl EventRepository for PgEvents {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         let mut conn = checkout(&self.pool).await?;
-        // Oldest first, so what is left is always every event after `pruned_through`.
+        // The longest run of old events at the head of the log, like the memory store: what is
+        // left is always every event after `pruned_through`. The head is read by primary key,
+        // `limit` entries at most, never the whole log (no index on `occurred_at` to keep).
         let pruned = Statement::new(
-            "WITH pruned AS (DELETE FROM events WHERE sequence IN (SELECT sequence FROM events \
-             WHERE occurred_at < $1 ORDER BY sequence LIMIT $2) RETURNING sequence) \
+            "WITH head AS (SELECT sequence, occurred_at FROM events ORDER BY sequence LIMIT $2), \
+             pruned AS (DELETE FROM events WHERE sequence IN (SELECT sequence FROM head \
+             WHERE sequence < coalesce((SELECT min(sequence) FROM head WHERE occurred_at >= $1), \
+             9223372036854775807)) RETURNING sequence) \
              UPDATE event_log SET pruned_through = greatest(pruned_through, \
              (SELECT coalesce(max(sequence), 0) FROM pruned)) \
              RETURNING (SELECT count(*) FROM pruned) AS pruned",
