@@ -33,10 +33,10 @@ async fn answer(request: reqwest::RequestBuilder) -> Value {
     body
 }
 
-#[tokio::test]
-async fn a_format_check_costs_at_most_two_statements() {
-    let decks = tournament_decks().expect("the 2019 cards");
-    let cluster = OwnCluster::start("check-cost").expect("a cluster of our own");
+/// An app on a cluster of its own named `name`, counting statements, with nothing but requests
+/// reaching the server while it counts (no rate limits, no webhook worker).
+async fn counted_app(name: &str) -> (OwnCluster, TestApp) {
+    let cluster = OwnCluster::start(name).expect("a cluster of our own");
     track_statements(&cluster)
         .await
         .expect("pg_stat_statements");
@@ -44,8 +44,14 @@ async fn a_format_check_costs_at_most_two_statements() {
         .rate_limits(None)
         .start()
         .await;
-    // Only requests may reach the server while it counts.
     app.kill_webhook_worker();
+    (cluster, app)
+}
+
+#[tokio::test]
+async fn a_format_check_costs_at_most_two_statements() {
+    let decks = tournament_decks().expect("the 2019 cards");
+    let (cluster, app) = counted_app("check-cost").await;
     let printings =
         std::env::temp_dir().join(format!("deckhand-check-cost-{}.jsonl", std::process::id()));
     std::fs::write(&printings, &decks.printings).unwrap();
@@ -126,15 +132,7 @@ async fn a_format_check_costs_at_most_two_statements() {
 /// its source.
 #[tokio::test]
 async fn a_deck_create_is_one_statement_and_a_fork_two() {
-    let cluster = OwnCluster::start("create-cost").expect("a cluster of our own");
-    track_statements(&cluster)
-        .await
-        .expect("pg_stat_statements");
-    let mut app = TestApp::builder(Store::PostgresAt(cluster.url()))
-        .rate_limits(None)
-        .start()
-        .await;
-    app.kill_webhook_worker();
+    let (cluster, app) = counted_app("create-cost").await;
     let (_, token) = app
         .user_with_token("player", "decks:read decks:write")
         .await;
