@@ -32,6 +32,7 @@ from deckhand_client.models import (
     ExportBody,
     ResolveBody,
     ResolveResponse,
+    VisibilityName,
 )
 
 GAME = "mtg"
@@ -78,7 +79,7 @@ def main():
         create_deck.sync_detailed(
             GAME,
             client=client,
-            body=DeckBody(name=name, visibility=["public"], cards=cards),
+            body=DeckBody(name=name, visibility=[VisibilityName.PUBLIC], cards=cards),
             idempotency_key=str(uuid.uuid4()),
         ),
         201,
