@@ -17,13 +17,13 @@ use utoipa::{Modify, OpenApi as _};
 use crate::OAUTH_BASE;
 
 /// `info.version` is the interface version (contract part 9): a minor version for every
-/// addition, a new path prefix for anything removed or changed; `docs/changelog.md` says what
-/// each version added.
+/// addition, a patch version for a correction of the description alone, a new path prefix for
+/// anything removed or changed; `docs/changelog.md` says what each version changed.
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.2.0",
+        version = "1.2.1",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
