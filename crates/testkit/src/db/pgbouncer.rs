@@ -37,8 +37,15 @@ impl PgBouncer {
             dir: dir.to_owned(),
             user: user.to_owned(),
         };
-        // A previous run's daemon, if any, goes first: the socket name is fixed.
+        // A previous run's daemon, if any, goes first: the socket name is fixed. Its socket file
+        // goes too (a fast exit may leave it behind).
         bouncer.stop();
+        let socket = dir.join(format!(".s.PGSQL.{PORT}"));
+        if let Err(error) = fs::remove_file(&socket)
+            && error.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(error).with_context(|| format!("removing the stale {}", socket.display()));
+        }
         let config = dir.join("pgbouncer.ini");
         fs::write(dir.join("userlist.txt"), format!("\"{user}\" \"\"\n"))
             .context("writing PgBouncer's user list")?;
@@ -80,9 +87,10 @@ impl PgBouncer {
             String::from_utf8_lossy(&output.stderr),
             bouncer.log_tail()
         );
-        let socket = dir.join(format!(".s.PGSQL.{PORT}"));
+        // Ready when it accepts a connection: the socket file appears at `bind`, before
+        // `listen`, and a connection between the two is refused.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !socket.exists() {
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
             ensure!(
                 Instant::now() < deadline,
                 "PgBouncer did not open {} within 10 s:\n{}",
