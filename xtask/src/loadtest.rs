@@ -4,8 +4,9 @@
 //! cluster): seed 100,000 decks (`--decks`), a tenth as many sideboard guides and as many events
 //! with the seeds in `crates/testkit/benches/`, import the 2019 catalog, make a PAT with
 //! `deckhand admin`; then, for the `--baseline` binary if given and for this tree's release
-//! binary, one after the other, each on a fresh copy of the same seeded database: measure `pgbench -S` three times (the median:
-//! the database's own ceiling) and `GET /healthz` (the HTTP ceiling), drive every request of
+//! binary, one after the other, each on the seeded database as it was before any server wrote
+//! to it: measure `pgbench -S` three times (the median: the database's own ceiling) and
+//! `GET /healthz` (the HTTP ceiling), drive every request of
 //! the table with oha (installed with `cargo install oha --locked` when missing) and print
 //! req/s, p50/p99 and each one's share of that median. Last, this tree's server answers every
 //! list sort and filter, the last page of the result window and feed pages once with
@@ -253,19 +254,24 @@ fn measure(
     };
     // Each server starts from the same data: the writes of one server's run (thousands of
     // new decks at the head of every list, history, events) would otherwise be the next
-    // one's starting point, and a name-filtered page would walk past them.
-    psql(
-        cluster,
-        "postgres",
-        &[
-            "-c",
-            "CREATE DATABASE deckhand_seeded TEMPLATE deckhand STRATEGY = FILE_COPY",
-        ],
-    )?;
+    // one's starting point, and a name-filtered page would walk past them. The first server
+    // has it as seeded; a copy is kept only for those after it.
+    if servers.len() > 1 {
+        psql(
+            cluster,
+            "postgres",
+            &[
+                "-c",
+                "CREATE DATABASE deckhand_seeded TEMPLATE deckhand STRATEGY = FILE_COPY",
+            ],
+        )?;
+    }
     let mut runs = Vec::new();
-    for (label, binary) in servers {
+    for (index, (label, binary)) in servers.iter().enumerate() {
         println!("\n== {label}: {}", binary.display());
-        restore_seeded(cluster)?;
+        if index > 0 {
+            restore_seeded(cluster)?;
+        }
         let ceiling = pgbench(cluster, options)?;
         let log = work.join(format!("server-{}.log", label.replace(' ', "-")));
         let rows = serve_and_drive(cluster, binary, &url, &log, oha, options, ceiling, &targets)
