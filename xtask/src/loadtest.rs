@@ -21,8 +21,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::chart::{self, BarGroup};
+use crate::cpu;
 use crate::local::{self, free_address, output, path_text, psql, wait_for_health};
-use crate::pg::{self, Cluster};
+use crate::pg::{self, Cluster, PgBouncer};
 use crate::{cargo, run_quietly};
 
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
@@ -43,6 +44,9 @@ pub struct Options {
     pub baseline: Option<PathBuf>,
     /// Only the ceilings and the resolve step.
     pub resolve_only: bool,
+    /// Also measure this tree's server through PgBouncer in transaction pooling mode (last,
+    /// beside its direct run): what `DECKHAND_DB_POOLER=transaction` costs.
+    pub pooler: bool,
     /// Where to draw the chart of the shares (default `<target>/loadtest/loadtest.svg`).
     pub chart: Option<PathBuf>,
 }
@@ -61,6 +65,18 @@ const API: &str = "/api/public/v1/games/mtg";
 /// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
 const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
 const CATALOG: &str = "../shared/data/mtg/default-cards-2019.jsonl.gz";
+
+/// The instance's pool (`DECKHAND_DB_POOL_SIZE`'s default), and PgBouncer's server
+/// connections when it is measured: the database sees as many connections either way.
+const POOL_SIZE: u32 = 16;
+
+/// One server to measure.
+struct Server {
+    label: &'static str,
+    binary: PathBuf,
+    /// Through PgBouncer in transaction mode rather than directly.
+    pooled: bool,
+}
 
 /// One measured request shape.
 struct Case {
@@ -89,21 +105,34 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     };
     let mut servers = Vec::new();
     if let Some(baseline) = &options.baseline {
-        servers.push(("before", baseline.clone()));
+        servers.push(Server {
+            label: "before",
+            binary: baseline.clone(),
+            pooled: false,
+        });
     }
-    servers.push((
-        if servers.is_empty() {
-            "this tree"
-        } else {
-            "after"
-        },
-        deckhand,
-    ));
-    for (label, binary) in &servers {
-        if !binary.is_file() {
-            bail!("{} is missing", binary.display());
+    let label = match (servers.is_empty(), options.pooler) {
+        (_, true) => "direct",
+        (true, false) => "this tree",
+        (false, false) => "after",
+    };
+    servers.push(Server {
+        label,
+        binary: deckhand.clone(),
+        pooled: false,
+    });
+    if options.pooler {
+        servers.push(Server {
+            label: "PgBouncer",
+            binary: deckhand,
+            pooled: true,
+        });
+    }
+    for server in &servers {
+        if !server.binary.is_file() {
+            bail!("{} is missing", server.binary.display());
         }
-        println!("measuring {} ({label})", binary.display());
+        println!("measuring {} ({})", server.binary.display(), server.label);
     }
     let oha = oha(root)?;
     let work = target.join("loadtest");
@@ -132,7 +161,7 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
 fn measure(
     root: &Path,
     cluster: &Cluster,
-    servers: &[(&'static str, PathBuf)],
+    servers: &[Server],
     oha: &Path,
     work: &Path,
     cluster_log: &Path,
@@ -147,7 +176,10 @@ fn measure(
     psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
     // The last server is this tree's: it migrates, seeds the catalog and mints the PAT, so an
     // older baseline serves a schema it may not have made (its migrations are a prefix).
-    let Some((_, deckhand)) = servers.last() else {
+    let Some(Server {
+        binary: deckhand, ..
+    }) = servers.last()
+    else {
         bail!("no server to measure");
     };
     let app = |args: &[&str]| local::deckhand(deckhand, &url, SECRET_KEY, args);
@@ -267,17 +299,33 @@ fn measure(
         )?;
     }
     let mut runs = Vec::new();
-    for (index, (label, binary)) in servers.iter().enumerate() {
-        println!("\n== {label}: {}", binary.display());
+    for (index, server) in servers.iter().enumerate() {
+        println!("\n== {}: {}", server.label, server.binary.display());
         if index > 0 {
             restore_seeded(cluster)?;
         }
         let ceiling = pgbench(cluster, options)?;
-        let log = work.join(format!("server-{}.log", label.replace(' ', "-")));
-        let rows = serve_and_drive(cluster, binary, &url, &log, oha, options, ceiling, &targets)
-            .with_context(|| format!("the server's log is {}", log.display()))?;
+        let log = work.join(format!("server-{}.log", server.label.replace(' ', "-")));
+        // Started after the restore: PgBouncer's server connections would hold the database.
+        let pooler = if server.pooled {
+            Some(cluster.pgbouncer("deckhand", POOL_SIZE)?)
+        } else {
+            None
+        };
+        let rows = serve_and_drive(
+            cluster,
+            server,
+            &url,
+            pooler.as_ref(),
+            &log,
+            oha,
+            options,
+            ceiling,
+            &targets,
+        )
+        .with_context(|| format!("the server's log is {}", log.display()))?;
         runs.push(Run {
-            label,
+            label: server.label,
             ceiling,
             rows,
         });
@@ -291,8 +339,7 @@ fn measure(
     if options.resolve_only {
         return Ok(());
     }
-    let (_, this_tree) = &servers[servers.len() - 1];
-    check_plans(cluster, this_tree, &url, work, cluster_log, &targets)
+    check_plans(cluster, deckhand, &url, work, cluster_log, &targets)
 }
 
 /// Puts back the seeded database as it was before any server wrote to it.
@@ -480,12 +527,14 @@ fn logged_plans(log: &str) -> Vec<String> {
     plans
 }
 
-/// Starts `binary` on the seeded database, drives every case, and stops it.
+/// Starts `server` on the seeded database (through `pooler` when it is pooled), drives every
+/// case, and stops it.
 #[allow(clippy::too_many_arguments)]
 fn serve_and_drive(
     cluster: &Cluster,
-    binary: &Path,
+    server: &Server,
     url: &str,
+    pooler: Option<&PgBouncer>,
     log: &Path,
     oha: &Path,
     options: &Options,
@@ -493,9 +542,18 @@ fn serve_and_drive(
     targets: &Targets<'_>,
 ) -> Result<Vec<Row>> {
     // This tree's `migrate` made the schema; a baseline must not touch it.
-    let mut server = Command::new(binary)
-        .args(["serve", "--no-migrate"])
-        .env("DATABASE_URL", url)
+    let mut command = Command::new(&server.binary);
+    command.args(["serve", "--no-migrate"]);
+    match pooler {
+        // Requests through the pooler; the listening sessions directly (docs/operations.md).
+        Some(pooler) => command
+            .env("DATABASE_URL", pooler.url("deckhand"))
+            .env("DATABASE_LISTEN_URL", url)
+            .env("DECKHAND_DB_POOLER", "transaction"),
+        None => command.env("DATABASE_URL", url),
+    };
+    let mut process = command
+        .env("DECKHAND_DB_POOL_SIZE", POOL_SIZE.to_string())
         .env("DECKHAND_SECRET_KEY", SECRET_KEY)
         .env("DECKHAND_BIND", targets.address)
         .env("DECKHAND_RATE_LIMITS", "off")
@@ -507,10 +565,27 @@ fn serve_and_drive(
         .stderr(fs::File::create(log)?)
         .spawn()
         .context("starting the server")?;
-    let result = drive(cluster, &mut server, oha, options, ceiling, targets);
+    let result = (|| {
+        let processes = Processes {
+            server: process.id(),
+            database: cluster
+                .postmaster_pid()
+                .context("the cluster's postmaster.pid is unreadable")?,
+            pooler: pooler.and_then(PgBouncer::pid),
+        };
+        drive(
+            cluster,
+            &mut process,
+            &processes,
+            oha,
+            options,
+            ceiling,
+            targets,
+        )
+    })();
     // The server is ours: stop exactly it.
-    let _ = server.kill();
-    let _ = server.wait();
+    let _ = process.kill();
+    let _ = process.wait();
     result
 }
 
@@ -528,6 +603,54 @@ struct Row {
     measured: Measured,
     /// `pg_stat_statements` calls per request, where counted.
     statements: Option<f64>,
+    /// CPU time per request, where counted.
+    cpu: Option<CpuPerRequest>,
+}
+
+/// The processes whose CPU time a request costs.
+struct Processes {
+    server: u32,
+    /// The postmaster: with its children, the whole database server.
+    database: u32,
+    pooler: Option<u32>,
+}
+
+/// CPU seconds used so far by each of [`Processes`].
+#[derive(Clone, Copy)]
+struct CpuSeconds {
+    server: f64,
+    database: f64,
+    pooler: f64,
+}
+
+impl Processes {
+    fn cpu(&self) -> Result<CpuSeconds> {
+        Ok(CpuSeconds {
+            server: cpu::process_seconds(self.server)?,
+            database: cpu::family_seconds(self.database)?,
+            pooler: self.pooler.map_or(Ok(0.0), cpu::process_seconds)?,
+        })
+    }
+}
+
+/// CPU milliseconds per request: what sizes instances and the database (docs/operations.md,
+/// "How many instances and connections").
+#[derive(Clone, Copy)]
+struct CpuPerRequest {
+    server_ms: f64,
+    database_ms: f64,
+    pooler_ms: f64,
+}
+
+impl CpuPerRequest {
+    fn between(before: CpuSeconds, after: CpuSeconds, requests: f64) -> Self {
+        let per_request = |before: f64, after: f64| (after - before) * 1000.0 / requests.max(1.0);
+        Self {
+            server_ms: per_request(before.server, after.server),
+            database_ms: per_request(before.database, after.database),
+            pooler_ms: per_request(before.pooler, after.pooler),
+        }
+    }
 }
 
 /// A goal of docs/benchmarks.md: a share of `pgbench -S` in the same run, or a latency.
@@ -570,6 +693,7 @@ struct Targets<'a> {
 fn drive(
     cluster: &Cluster,
     server: &mut Child,
+    processes: &Processes,
     oha: &Path,
     options: &Options,
     pgbench_rate: f64,
@@ -684,8 +808,8 @@ fn drive(
     let concurrency = options.connections.to_string();
     let seconds = format!("{}s", options.seconds);
     println!(
-        "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>14} {:>10}",
-        "request", "req/s", "p50 ms", "p99 ms", "ok", "share", "goal", "stmts/req"
+        "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>14} {:>10} {}",
+        "request", "req/s", "p50 ms", "p99 ms", "ok", "share", "goal", "stmts/req", CPU_HEADER
     );
     println!(
         "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>14} {:>10}",
@@ -703,13 +827,16 @@ fn drive(
         ];
         oha_args.extend(case.oha.iter().cloned());
         statements(cluster)?;
+        let cpu_before = processes.cpu()?;
         let measured = run_oha(oha, &oha_args)?;
+        let cpu = CpuPerRequest::between(cpu_before, processes.cpu()?, measured.requests);
         let per_request = statements(cluster)? / measured.requests.max(1.0);
         let row = Row {
             name: case.name,
             goal: case.goal.map(Goal::Share),
             measured,
             statements: Some(per_request),
+            cpu: Some(cpu),
         };
         print_row(&row, pgbench_rate);
         peaks.push((case.name, row.measured.rate));
@@ -761,6 +888,7 @@ fn drive(
             goal: Some(Goal::P99BelowMs(5.0)),
             measured: run_oha(oha, &oha_args)?,
             statements: None,
+            cpu: None,
         };
         print_row(&row, pgbench_rate);
         rows.push(row);
@@ -791,6 +919,7 @@ fn drive(
         goal: Some(Goal::MedianBelowMs(20.0)),
         measured: resolve,
         statements: Some(per_request),
+        cpu: None,
     };
     print_row(&row, pgbench_rate);
     rows.push(row);
@@ -810,6 +939,10 @@ fn drive(
     Ok(rows)
 }
 
+/// The CPU columns of the printed table: milliseconds per request of the server, the database
+/// server (backends and their helpers) and PgBouncer.
+const CPU_HEADER: &str = "cpu ms/req: server / database / pooler";
+
 fn print_row(row: &Row, ceiling: f64) {
     let measured = &row.measured;
     let verdict = match row.goal {
@@ -820,8 +953,14 @@ fn print_row(row: &Row, ceiling: f64) {
     let statements = row
         .statements
         .map_or("-".to_owned(), |count| format!("{count:.1}"));
+    let cpu = row.cpu.map_or(String::new(), |cpu| {
+        format!(
+            "{:.3} / {:.3} / {:.3}",
+            cpu.server_ms, cpu.database_ms, cpu.pooler_ms
+        )
+    });
     println!(
-        "{:<24} {:>9.0} {:>9.2} {:>9.2} {:>6.1}% {:>6.2} {:>14} {:>10}",
+        "{:<24} {:>9.0} {:>9.2} {:>9.2} {:>6.1}% {:>6.2} {:>14} {:>10} {cpu}",
         row.name,
         measured.rate,
         measured.p50_ms,
@@ -881,32 +1020,45 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
     let mut rule = String::from("|---|");
     for run in runs {
         header.push_str(&format!(
-            " {}: req/s (share) | p50 / p99 ms | stmts/req |",
-            run.label
+            " {}: req/s (share) | p50 / p99 ms | stmts/req | CPU ms/req server / db{} |",
+            run.label,
+            if run.label == "PgBouncer" {
+                " / pooler"
+            } else {
+                ""
+            }
         ));
-        rule.push_str("---|---|---|");
+        rule.push_str("---|---|---|---|");
     }
     header.push_str(" goal |");
     rule.push_str("---|");
     println!("\n{header}\n{rule}");
     let mut line = String::from("| `pgbench -S` (median of 3) |");
     for run in runs {
-        line.push_str(&format!(" {:.0} | | 1 |", run.ceiling));
+        line.push_str(&format!(" {:.0} | | 1 | |", run.ceiling));
     }
     println!("{line} |");
     for (index, row) in first.rows.iter().enumerate() {
         let mut line = format!("| {} |", row.name);
         for run in runs {
             let Some(row) = run.rows.get(index) else {
-                line.push_str(" | | |");
+                line.push_str(" | | | |");
                 continue;
             };
             let measured = &row.measured;
             let statements = row
                 .statements
                 .map_or(String::new(), |count| format!("{count:.1}"));
+            let cpu = row.cpu.map_or(String::new(), |cpu| {
+                let pooler = if run.label == "PgBouncer" {
+                    format!(" / {:.3}", cpu.pooler_ms)
+                } else {
+                    String::new()
+                };
+                format!("{:.3} / {:.3}{pooler}", cpu.server_ms, cpu.database_ms)
+            });
             line.push_str(&format!(
-                " {:.0} ({:.3}) | {:.1} / {:.1} | {statements} |",
+                " {:.0} ({:.3}) | {:.1} / {:.1} | {statements} | {cpu} |",
                 measured.rate,
                 measured.rate / run.ceiling,
                 measured.p50_ms,
@@ -932,6 +1084,11 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
                     "p50_ms": row.measured.p50_ms,
                     "p99_ms": row.measured.p99_ms,
                     "statements": row.statements,
+                    "cpu_ms_per_request": row.cpu.map(|cpu| serde_json::json!({
+                        "server": cpu.server_ms,
+                        "database": cpu.database_ms,
+                        "pooler": cpu.pooler_ms,
+                    })),
                     "goal": row.goal.map(Goal::text),
                 })).collect::<Vec<_>>(),
             })

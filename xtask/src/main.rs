@@ -4,6 +4,7 @@
 
 mod chart;
 mod client;
+mod cpu;
 mod fuzz;
 mod lanes;
 mod loadtest;
@@ -108,6 +109,10 @@ enum Task {
         /// docs/benchmarks.md shows `docs/benchmarks/loadtest.svg`).
         #[arg(long)]
         chart: Option<PathBuf>,
+        /// Also measure this tree's server through PgBouncer in transaction pooling mode,
+        /// after its direct run (needs Debian's `pgbouncer`).
+        #[arg(long)]
+        pooler: bool,
     },
 }
 
@@ -206,6 +211,7 @@ fn run(task: Task) -> Result<()> {
             baseline,
             resolve_only,
             chart,
+            pooler,
         } => loadtest::run(
             &root,
             &target_dir(&root),
@@ -219,6 +225,7 @@ fn run(task: Task) -> Result<()> {
                 baseline,
                 resolve_only,
                 chart,
+                pooler,
             },
         ),
     }

@@ -7,9 +7,11 @@
 //! `postgres` user in directories that user owns.
 
 use std::fs::{self, File};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::{env, iter};
+use std::time::{Duration, Instant};
+use std::{env, iter, thread};
 
 use anyhow::{Context, Result, bail};
 
@@ -82,6 +84,17 @@ impl Cluster {
     /// The directory of the server's Unix socket (`host=` of a URL, `-h` of the client tools).
     pub fn socket(&self) -> PathBuf {
         self.dir.join("socket")
+    }
+
+    /// The postmaster's process id, while the server runs.
+    pub fn postmaster_pid(&self) -> Option<u32> {
+        fs::read_to_string(self.data().join("postmaster.pid"))
+            .ok()?
+            .lines()
+            .next()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     fn exists(&self) -> bool {
@@ -193,15 +206,134 @@ impl Cluster {
     }
 }
 
+/// Where PgBouncer's socket is named from (`.s.PGSQL.<port>`); no TCP listener is opened.
+const PGBOUNCER_PORT: u16 = 6432;
+
+/// `DECKHAND_DB_STATEMENT_TIMEOUT_MS`'s default, which a server behind a pooler checks its
+/// server sessions have (docs/operations.md, "Connection pooler"): PgBouncer sets it on each.
+const STATEMENT_TIMEOUT_MS: u32 = 15_000;
+
+/// A running PgBouncer in transaction pooling mode in front of a [`Cluster`], stopped on drop.
+/// The test harness has its own (crates/testkit/src/db/pgbouncer.rs) with the same settings.
+pub struct PgBouncer {
+    dir: PathBuf,
+}
+
+impl Cluster {
+    /// Starts PgBouncer (Debian's package; `.ci/run` installs it) in `<cluster>/pgbouncer`, in
+    /// front of `database`, with at most `pool_size` server connections.
+    pub fn pgbouncer(&self, database: &str, pool_size: u32) -> Result<PgBouncer> {
+        let binary = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|path| path.is_file())
+            .context("pgbouncer is missing: install the Debian package `pgbouncer`")?;
+        let dir = self.dir.join("pgbouncer");
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        if is_root() {
+            run_command(Command::new("chown").arg("postgres:").arg(&dir))?;
+        }
+        let bouncer = PgBouncer { dir: dir.clone() };
+        bouncer.stop();
+        let socket = bouncer.socket_file();
+        if socket.exists() {
+            fs::remove_file(&socket).with_context(|| format!("removing {}", socket.display()))?;
+        }
+        fs::write(dir.join("userlist.txt"), "\"postgres\" \"\"\n")?;
+        let config = dir.join("pgbouncer.ini");
+        fs::write(
+            &config,
+            format!(
+                "[databases]\n\
+                 {database} = host={server} port=5432 dbname={database} \
+                 connect_query='SET statement_timeout = {STATEMENT_TIMEOUT_MS}'\n\
+                 [pgbouncer]\n\
+                 pool_mode = transaction\n\
+                 default_pool_size = {pool_size}\n\
+                 min_pool_size = 0\n\
+                 reserve_pool_size = 0\n\
+                 max_client_conn = 1000\n\
+                 listen_addr =\n\
+                 listen_port = {PGBOUNCER_PORT}\n\
+                 unix_socket_dir = {dir}\n\
+                 auth_type = trust\n\
+                 auth_file = {dir}/userlist.txt\n\
+                 logfile = {dir}/pgbouncer.log\n\
+                 pidfile = {dir}/pgbouncer.pid\n\
+                 server_reset_query =\n",
+                server = self.socket().display(),
+                dir = dir.display(),
+            ),
+        )?;
+        run_command(as_server_user(&binary).arg("-d").arg(&config))?;
+        // Ready when it accepts a connection: the socket file appears before `listen`.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while UnixStream::connect(&socket).is_err() {
+            if Instant::now() > deadline {
+                bail!("PgBouncer did not open {} within 10 s", socket.display());
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        Ok(bouncer)
+    }
+}
+
+impl PgBouncer {
+    fn socket_file(&self) -> PathBuf {
+        self.dir.join(format!(".s.PGSQL.{PGBOUNCER_PORT}"))
+    }
+
+    /// The URL of `database` through PgBouncer, as the `postgres` user.
+    pub fn url(&self, database: &str) -> String {
+        format!(
+            "postgresql:///{database}?host={}&port={PGBOUNCER_PORT}&user=postgres",
+            self.dir.display()
+        )
+    }
+
+    /// PgBouncer's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        fs::read_to_string(self.dir.join("pgbouncer.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    fn stop(&self) {
+        let Some(pid) = self.pid() else {
+            return;
+        };
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(pid.to_string())
+            .output();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.dir.join("pgbouncer.pid").exists() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for PgBouncer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 pub fn pg_command(name: &str) -> Result<Command> {
-    let bin = find_bin(name)?;
-    Ok(if is_root() {
+    Ok(as_server_user(&find_bin(name)?))
+}
+
+/// `bin` run as the user the server runs as (`postgres` when we are root).
+fn as_server_user(bin: &Path) -> Command {
+    if is_root() {
         let mut cmd = Command::new("runuser");
         cmd.args(["-u", "postgres", "--"]).arg(bin);
         cmd
     } else {
         Command::new(bin)
-    })
+    }
 }
 
 /// Debian and Ubuntu keep the server binaries off PATH, in /usr/lib/postgresql/<version>/bin.
