@@ -67,9 +67,10 @@ const MIX: [(&str, f64); 5] = [
 ];
 /// One chain of refreshes waits on each round trip; it is not asked to go faster than this.
 const MAX_REFRESH_RATE: f64 = 5.0;
-/// The shortest lifetimes the server's settings allow (docs/operations.md, "Background work"),
-/// so that the records with a setting are pruned as soon as they may be. Only the pageview
-/// dedupe window fits many times in a run; the others' shortest is still longer than a run.
+/// Short lifetimes (docs/operations.md, "Background work"), so that records are pruned within
+/// the run where a setting reaches that low: a pageview dedupe window of a minute, the pruning
+/// task's period, and the shortest the settings allow for the rest, which are still longer
+/// than a run.
 const SETTINGS: [(&str, &str); 6] = [
     ("DECKHAND_RATE_LIMITS", "off"),
     ("DECKHAND_PAGEVIEW_DEDUPE_SECS", "60"),
