@@ -1,8 +1,8 @@
 //! Real credentials of every lane, made on a running `deckhand serve` the way an operator and a
 //! partner's app make them: a user with a password and a PAT, a partner with an API key, a
-//! confidential and a public OAuth client (through `deckhand admin`), and an OAuth access
-//! token from a walk through the real consent page (authorization code with PKCE). `cargo xtask
-//! fuzz` uses them.
+//! confidential and a public OAuth client (through `deckhand admin`), and an OAuth access and
+//! refresh token from a walk through the real consent page (authorization code with PKCE).
+//! `cargo xtask fuzz` and `cargo xtask soak` use them.
 
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
@@ -26,6 +26,14 @@ pub struct Lanes {
     pub public_client_id: String,
     /// An OAuth access token of the public client.
     pub access_token: String,
+    /// The refresh token issued with it.
+    pub refresh_token: String,
+}
+
+/// What the token endpoint issued: an access token and the refresh token that replaces it.
+pub struct Tokens {
+    pub access: String,
+    pub refresh: String,
 }
 
 /// Makes user `username` holding `scopes` (space-separated) on every lane. `admin` runs
@@ -95,14 +103,15 @@ pub fn make(
     let confidential = client(false)?;
     let public = client(true)?;
     let public_client_id = text(&public, "client_id")?;
-    let access_token = authorize(address, &public_client_id, username, scopes)?;
+    let tokens = authorize(address, &public_client_id, username, scopes)?;
     Ok(Lanes {
         pat: text(&pat, "token")?,
         api_key: text(&api_key, "key")?,
         client_id: text(&confidential, "client_id")?,
         client_secret: text(&confidential, "client_secret")?,
         public_client_id,
-        access_token,
+        access_token: tokens.access,
+        refresh_token: tokens.refresh,
     })
 }
 
@@ -112,8 +121,8 @@ fn agent() -> ureq::Agent {
 }
 
 /// Signs in on the consent page as `username`, approves `scopes` for public client
-/// `client_id`, and redeems the code for an access token.
-fn authorize(address: &str, client_id: &str, username: &str, scopes: &str) -> Result<String> {
+/// `client_id`, and redeems the code.
+fn authorize(address: &str, client_id: &str, username: &str, scopes: &str) -> Result<Tokens> {
     let agent = agent();
     let url = format!("http://{address}{OAUTH}/authorize");
     let request = [
@@ -172,7 +181,20 @@ fn authorize(address: &str, client_id: &str, username: &str, scopes: &str) -> Re
     )
 }
 
-fn token(address: &str, form: &[(&str, &str)]) -> Result<String> {
+/// Spends `refresh_token` of public client `client_id` for new tokens, as an app does when
+/// its access token expires.
+pub fn refresh(address: &str, client_id: &str, refresh_token: &str) -> Result<Tokens> {
+    token(
+        address,
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh_token),
+            ("client_id", client_id),
+        ],
+    )
+}
+
+fn token(address: &str, form: &[(&str, &str)]) -> Result<Tokens> {
     let answer = agent()
         .post(&format!("http://{address}{OAUTH}/token"))
         .send_form(form);
@@ -186,10 +208,16 @@ fn token(address: &str, form: &[(&str, &str)]) -> Result<String> {
         }
         Err(err) => return Err(err).context("calling the token endpoint"),
     };
-    body["access_token"]
-        .as_str()
-        .map(str::to_owned)
-        .context("no access_token from the token endpoint")
+    let field = |key: &str| {
+        body[key]
+            .as_str()
+            .map(str::to_owned)
+            .with_context(|| format!("no {key} from the token endpoint"))
+    };
+    Ok(Tokens {
+        access: field("access_token")?,
+        refresh: field("refresh_token")?,
+    })
 }
 
 /// The value of the hidden input `name` in a page the server rendered.

@@ -22,7 +22,10 @@ use serde_json::Value;
 
 use crate::chart::{self, BarGroup};
 use crate::cpu;
-use crate::local::{self, free_address, output, path_text, psql, wait_for_health};
+use crate::local::{
+    self, Measured, free_address, oha, output, path_text, psql, query, run_oha, wait_for_health,
+    write_lines,
+};
 use crate::pg::{self, Cluster, PgBouncer};
 use crate::{cargo, run_quietly};
 
@@ -61,9 +64,9 @@ impl Options {
     }
 }
 
-const API: &str = "/api/public/v1/games/mtg";
+pub const API: &str = "/api/public/v1/games/mtg";
 /// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
-const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
+pub const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
 const CATALOG: &str = "../shared/data/mtg/default-cards-2019.jsonl.gz";
 
 /// The instance's pool (`DECKHAND_DB_POOL_SIZE`'s default), and PgBouncer's server
@@ -84,14 +87,6 @@ struct Case {
     /// The goal as a share of `pgbench -S` (none for the ceilings themselves).
     goal: Option<f64>,
     oha: Vec<String>,
-}
-
-struct Measured {
-    requests: f64,
-    rate: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    ok_share: f64,
 }
 
 pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
@@ -1147,35 +1142,6 @@ fn history(cluster: &Cluster) -> Result<History> {
     })
 }
 
-fn run_oha(oha: &Path, args: &[String]) -> Result<Measured> {
-    let mut cmd = Command::new(oha);
-    cmd.args(["--no-tui", "--output-format", "json"]).args(args);
-    let text = output(&mut cmd)?;
-    let report: Value = serde_json::from_str(&text).context("oha printed no JSON")?;
-    let seconds = |pointer: &str| {
-        report
-            .pointer(pointer)
-            .and_then(Value::as_f64)
-            .unwrap_or(f64::NAN)
-    };
-    let statuses = report["statusCodeDistribution"]
-        .as_object()
-        .context("no status codes in oha's report")?;
-    let total: f64 = statuses.values().filter_map(Value::as_f64).sum();
-    let ok: f64 = statuses
-        .iter()
-        .filter(|(code, _)| code.starts_with('2'))
-        .filter_map(|(_, count)| count.as_f64())
-        .sum();
-    Ok(Measured {
-        requests: total,
-        rate: ok / seconds("/summary/total"),
-        p50_ms: seconds("/latencyPercentiles/p50") * 1000.0,
-        p99_ms: seconds("/latencyPercentiles/p99") * 1000.0,
-        ok_share: if total > 0.0 { ok / total } else { 0.0 },
-    })
-}
-
 /// How many times `pgbench -S` runs; its median is the ceiling. On the shared machine one run
 /// of it has come out anywhere between 20,000 and 36,000 tps, so one figure is not enough.
 const PGBENCH_RUNS: usize = 3;
@@ -1231,48 +1197,3 @@ FROM (
           FROM catalog_printings WHERE game = 'mtg' AND lang = 'en') AS printings
     WHERE n % 45 = 0 LIMIT 1000
 ) AS picked";
-
-/// The rows of `sql` as text, one a line, without headers.
-fn query(cluster: &Cluster, sql: &str) -> Result<String> {
-    Ok(psql(cluster, "deckhand", &["-A", "-t", "-c", sql])?
-        .trim()
-        .to_owned())
-}
-
-fn write_lines(path: &Path, rows: &str, line: impl Fn(&str) -> String) -> Result<()> {
-    let mut text = String::new();
-    for row in rows.lines().filter(|row| !row.is_empty()) {
-        text.push_str(&line(row));
-        text.push('\n');
-    }
-    if text.is_empty() {
-        bail!("no rows for {}", path.display());
-    }
-    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
-
-/// oha from PATH or cargo's bin directory, installed there when missing.
-fn oha(root: &Path) -> Result<PathBuf> {
-    let installed = || {
-        let on_path = std::env::var_os("PATH")
-            .map(|path| {
-                std::env::split_paths(&path)
-                    .map(|dir| dir.join("oha"))
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default();
-        let cargo_home = std::env::var_os("CARGO_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
-        on_path
-            .into_iter()
-            .chain(cargo_home.map(|home| home.join("bin/oha")))
-            .find(|bin| bin.is_file())
-    };
-    if let Some(bin) = installed() {
-        return Ok(bin);
-    }
-    println!("oha is missing: installing it");
-    cargo(root, &["install", "oha", "--locked"])?;
-    installed().context("`cargo install oha` finished but oha is not on PATH or in ~/.cargo/bin")
-}

@@ -1,16 +1,18 @@
 //! Running local processes for the tasks that drive a real server: PostgreSQL's client, the
-//! `deckhand` binary, and the few HTTP requests that tell whether it is up.
+//! `deckhand` binary, oha, and the few HTTP requests that tell whether it is up.
 
+use std::fs;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
+use serde_json::Value;
 
-use crate::display;
 use crate::pg::{self, Cluster};
+use crate::{cargo, display};
 
 /// A local address no server listens on now: a port the system hands out, so a server left
 /// running by an earlier run can never answer for the one being started.
@@ -117,4 +119,99 @@ pub fn path_text(path: &Path) -> Result<String> {
     path.to_str()
         .map(str::to_owned)
         .with_context(|| format!("{} is not UTF-8", path.display()))
+}
+
+/// What oha measured of one request shape.
+pub struct Measured {
+    /// Requests answered (any status).
+    pub requests: f64,
+    /// 2xx answers per second.
+    pub rate: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub ok_share: f64,
+    /// Answers other than 2xx, and requests that got no answer (refused, reset, timed out).
+    pub errors: f64,
+}
+
+/// Runs oha with `args` and reads its JSON report.
+pub fn run_oha(oha: &Path, args: &[String]) -> Result<Measured> {
+    let mut cmd = Command::new(oha);
+    cmd.args(["--no-tui", "--output-format", "json"]).args(args);
+    let text = output(&mut cmd)?;
+    let report: Value = serde_json::from_str(&text).context("oha printed no JSON")?;
+    let seconds = |pointer: &str| {
+        report
+            .pointer(pointer)
+            .and_then(Value::as_f64)
+            .unwrap_or(f64::NAN)
+    };
+    let count = |key: &str| -> f64 {
+        report[key].as_object().map_or(0.0, |counts| {
+            counts.values().filter_map(Value::as_f64).sum()
+        })
+    };
+    let statuses = report["statusCodeDistribution"]
+        .as_object()
+        .context("no status codes in oha's report")?;
+    let total: f64 = statuses.values().filter_map(Value::as_f64).sum();
+    let ok: f64 = statuses
+        .iter()
+        .filter(|(code, _)| code.starts_with('2'))
+        .filter_map(|(_, count)| count.as_f64())
+        .sum();
+    Ok(Measured {
+        requests: total,
+        rate: ok / seconds("/summary/total"),
+        p50_ms: seconds("/latencyPercentiles/p50") * 1000.0,
+        p99_ms: seconds("/latencyPercentiles/p99") * 1000.0,
+        ok_share: if total > 0.0 { ok / total } else { 0.0 },
+        errors: total - ok + count("errorDistribution"),
+    })
+}
+
+/// The rows of `sql` on the `deckhand` database as text, one a line, without headers.
+pub fn query(cluster: &Cluster, sql: &str) -> Result<String> {
+    Ok(psql(cluster, "deckhand", &["-A", "-t", "-c", sql])?
+        .trim()
+        .to_owned())
+}
+
+/// Writes `line` of each row of `rows` to `path`, one a line; fails when there is none.
+pub fn write_lines(path: &Path, rows: &str, line: impl Fn(&str) -> String) -> Result<()> {
+    let mut text = String::new();
+    for row in rows.lines().filter(|row| !row.is_empty()) {
+        text.push_str(&line(row));
+        text.push('\n');
+    }
+    if text.is_empty() {
+        bail!("no rows for {}", path.display());
+    }
+    fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// oha from PATH or cargo's bin directory, installed there when missing.
+pub fn oha(root: &Path) -> Result<PathBuf> {
+    let installed = || {
+        let on_path = std::env::var_os("PATH")
+            .map(|path| {
+                std::env::split_paths(&path)
+                    .map(|dir| dir.join("oha"))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let cargo_home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+        on_path
+            .into_iter()
+            .chain(cargo_home.map(|home| home.join("bin/oha")))
+            .find(|bin| bin.is_file())
+    };
+    if let Some(bin) = installed() {
+        return Ok(bin);
+    }
+    println!("oha is missing: installing it");
+    cargo(root, &["install", "oha", "--locked"])?;
+    installed().context("`cargo install oha` finished but oha is not on PATH or in ~/.cargo/bin")
 }

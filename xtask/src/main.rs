@@ -10,6 +10,7 @@ mod lanes;
 mod loadtest;
 mod local;
 mod pg;
+mod soak;
 mod tidy;
 
 use std::ffi::OsString;
@@ -113,6 +114,26 @@ enum Task {
         /// after its direct run (needs Debian's `pgbouncer`).
         #[arg(long)]
         pooler: bool,
+    },
+    /// A mixed load at half the peak rate for a set time on PostgreSQL, failing if the server's
+    /// memory, open files, database connections or table sizes grow after the warm-up
+    /// (docs/reliability.md, "Soak"; never part of `ci`).
+    Soak {
+        /// How long the load runs; the first quarter is the warm-up.
+        #[arg(long, default_value_t = 20)]
+        minutes: u32,
+        /// Decks to seed (and as many events).
+        #[arg(long, default_value_t = 10_000)]
+        decks: u32,
+        /// Concurrent connections of each lane's peak measurement.
+        #[arg(long, default_value_t = 32)]
+        connections: u32,
+        /// The soak's rate in requests per second, instead of half the measured peak.
+        #[arg(long)]
+        rate: Option<f64>,
+        /// Soak this server binary instead of building this tree's release binary.
+        #[arg(long)]
+        binary: Option<PathBuf>,
     },
 }
 
@@ -226,6 +247,23 @@ fn run(task: Task) -> Result<()> {
                 resolve_only,
                 chart,
                 pooler,
+            },
+        ),
+        Task::Soak {
+            minutes,
+            decks,
+            connections,
+            rate,
+            binary,
+        } => soak::run(
+            &root,
+            &target_dir(&root),
+            &soak::Options {
+                minutes,
+                decks,
+                connections,
+                rate,
+                binary,
             },
         ),
     }
