@@ -4,6 +4,7 @@
 
 mod chart;
 mod client;
+mod fixtures;
 mod fuzz;
 mod lanes;
 mod loadtest;
