@@ -542,7 +542,13 @@ async fn a_create_and_a_patch_sharing_a_body_type_document_what_each_takes() {
     for (method, path, url, refused, required) in cases {
         let schema = body_schema(&path, method);
         let documented: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(schema["required"], json!(required), "{method} {path}");
+        // An empty `required` is left out of the document.
+        let documented_required = schema["required"].as_array().cloned().unwrap_or_default();
+        assert_eq!(
+            json!(documented_required),
+            json!(required),
+            "{method} {path}"
+        );
         let mut complete = json!({});
         for name in required {
             complete[*name] = sample(name);
