@@ -160,7 +160,7 @@ fn run(task: Task) -> Result<()> {
                             seed: None,
                             seconds: FUZZ_SECONDS,
                             min_requests: FUZZ_MIN_REQUESTS,
-                            require_every_operation: false,
+                            require_every_operation: true,
                         },
                     )
                 }),
