@@ -373,7 +373,7 @@ async fn fields_documented_as_nullable_accept_null() {
     for (schema, url) in [
         ("DeckBody", format!("/games/mtg/decks/{deck_id}")),
         (
-            "SideboardGuideBody",
+            "SideboardGuidePatchBody",
             format!("/games/mtg/sideboard-guides/{guide_id}"),
         ),
     ] {
@@ -450,5 +450,152 @@ async fn the_oauth_client_endpoints_document_basic_auth_as_optional() {
             .filter(|parameter| parameter["in"] == "header" && parameter["required"] == true)
             .collect();
         assert!(required_headers.is_empty(), "{path}: {required_headers:?}");
+    }
+}
+
+/// A create and a PATCH that decode one body type document each what it takes (interface
+/// 1.2.2): a guide's PATCH refuses `deck_id` and `matchups`, its create `is_archived`; a guide's
+/// create requires `deck_id` and `name`, a matchup's `opponent_deck_name`. Each field a body
+/// schema offers is taken (no `unknown_field`), each it leaves out is refused, each it requires
+/// is missed.
+#[tokio::test]
+async fn a_create_and_a_patch_sharing_a_body_type_document_what_each_takes() {
+    let app = TestApp::memory().await;
+    let (_, token) = app
+        .user_with_token(
+            "narrow",
+            "decks:read decks:write sideboards:read sideboards:write",
+        )
+        .await;
+    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    let (_, _, deck) = send(
+        app.client
+            .post(app.api("/games/mtg/decks"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Narrow"})),
+    )
+    .await;
+    let deck_id = deck["id"].as_str().unwrap();
+    let (status, _, guide) = send(
+        app.client
+            .post(app.api("/games/mtg/sideboard-guides"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Narrow", "deck_id": deck_id})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{guide}");
+    let guide_id = guide["id"].as_str().unwrap();
+    let guides = "/api/public/v1/games/{game}/sideboard-guides";
+    let body_schema = |path: &str, method: &str| {
+        let reference =
+            document["paths"][path][method]["requestBody"]["content"]["application/json"]["schema"]
+                ["$ref"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no named body"));
+        document["components"]["schemas"][reference.rsplit('/').next().unwrap()].clone()
+    };
+    let sample = |name: &str| match name {
+        "deck_id" => json!(deck_id),
+        "visibility" => json!(["public"]),
+        "tags" | "matchups" | "special_card_overrides" => json!([]),
+        "difficulty" => json!("EASY"),
+        "is_archived" | "premium" | "is_featured" => json!(false),
+        "sort_order" => json!(1),
+        _ => json!("Narrow"),
+    };
+    let codes = |body: &Value| -> Vec<(String, String)> {
+        body["details"]["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|field| {
+                (
+                    field["field"].as_str().unwrap_or_default().to_owned(),
+                    field["code"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let cases = [
+        (
+            "patch",
+            format!("{guides}/{{id}}"),
+            format!("/games/mtg/sideboard-guides/{guide_id}"),
+            &["deck_id", "matchups"][..],
+            &[][..],
+        ),
+        (
+            "post",
+            guides.to_owned(),
+            "/games/mtg/sideboard-guides".to_owned(),
+            &["is_archived"][..],
+            &["deck_id", "name"][..],
+        ),
+        (
+            "post",
+            format!("{guides}/{{id}}/matchups"),
+            format!("/games/mtg/sideboard-guides/{guide_id}/matchups"),
+            &[][..],
+            &["opponent_deck_name"][..],
+        ),
+    ];
+    for (method, path, url, refused, required) in cases {
+        let schema = body_schema(&path, method);
+        let documented: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        // An empty `required` is left out of the document.
+        let documented_required = schema["required"].as_array().cloned().unwrap_or_default();
+        assert_eq!(
+            json!(documented_required),
+            json!(required),
+            "{method} {path}"
+        );
+        let mut complete = json!({});
+        for name in required {
+            complete[*name] = sample(name);
+        }
+        let send_body = |body: Value| {
+            let request = match method {
+                "patch" => app.client.patch(app.api(&url)),
+                _ => app.client.post(app.api(&url)),
+            };
+            send(request.bearer_auth(&token).json(&body))
+        };
+        for name in &documented {
+            let mut body = complete.clone();
+            body[name.as_str()] = sample(name);
+            let (_, _, answer) = send_body(body).await;
+            assert!(
+                !codes(&answer).contains(&(name.to_string(), "unknown_field".to_owned())),
+                "{method} {path} documents {name} but refuses it: {answer}"
+            );
+        }
+        for name in refused {
+            assert!(
+                !documented.contains(&&name.to_string()),
+                "{method} {path}: {name}"
+            );
+            let mut body = complete.clone();
+            body[*name] = sample(name);
+            let (status, _, answer) = send_body(body).await;
+            assert_eq!(
+                status,
+                StatusCode::BAD_REQUEST,
+                "{method} {path} took {name}"
+            );
+            assert_eq!(
+                codes(&answer),
+                [(name.to_string(), "unknown_field".to_owned())],
+                "{method} {path}"
+            );
+        }
+        for name in required {
+            let mut body = complete.clone();
+            body.as_object_mut().unwrap().remove(*name);
+            let (status, _, answer) = send_body(body).await;
+            assert!(
+                status.is_client_error() && !status.is_success(),
+                "{method} {path} without {name}: {status} {answer}"
+            );
+        }
     }
 }

@@ -4,11 +4,13 @@
 //! On the test harness's cluster, in a database of its own (made anew each run): migrate,
 //! import the bundled catalogs, start the server, and make real credentials of every lane for
 //! one user holding every scope the server knows (`lanes`: a PAT, a partner's API key, a
-//! confidential OAuth client, an OAuth access token from the consent page). Schemathesis runs
+//! confidential OAuth client, an OAuth access token from the consent page), and fixtures for
+//! every operation on an existing resource (`fixtures`). Schemathesis runs
 //! with a seed (random unless `--seed` is given, printed either way so that a failure replays),
 //! a time budget, and its checks for server errors, response schemas, status codes and content
 //! types; its hook (`xtask/schemathesis_hooks.py`) sends each request on one of the lanes its
-//! operation accepts, picked at random, anonymous included where allowed.
+//! operation accepts, picked at random, anonymous included where allowed, and puts the
+//! operation's fixture ids into half the positive cases outside the stateful phase.
 //!
 //! It fails on any finding, on any 5xx the server counted, on fewer requests than
 //! `min_requests`, and on any operation of the document that never answered a 2xx, as the
@@ -26,6 +28,7 @@ use std::time::Instant;
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
+use crate::fixtures;
 use crate::lanes::{self, Lanes};
 use crate::local::{self, free_address, get, path_text, psql, wait_for_health};
 use crate::pg::Cluster;
@@ -39,8 +42,7 @@ pub struct Options {
     /// Fewer requests than this fail the run (a fuzzer that barely ran found nothing).
     pub min_requests: u64,
     /// Fail the run when an operation outside [`NO_2XX_EXPECTED`] never answered a 2xx (or one
-    /// on it did). Off in `ci` until the fuzzer reaches every operation in every run
-    /// (docs/reliability.md lists what it still misses); the coverage is printed either way.
+    /// on it did). On in `ci`; the coverage is printed either way.
     pub require_every_operation: bool,
 }
 
@@ -53,6 +55,8 @@ const DATABASE: &str = "deckhand_fuzz";
 const SECRET_KEY: &str = "CQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQkJCQk=";
 const CHECKS: &str = "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance";
 const API: &str = "/api/public/v1";
+/// The hook's record of every answer, one JSON line each, in the run's directory.
+const ANSWERS: &str = "answers.jsonl";
 
 /// The operations that cannot answer a fuzzer 2xx, each with its reason; every other operation
 /// of the document must have answered at least one 2xx in the run. Reviewed: an entry here is
@@ -134,14 +138,29 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
                 app(&full)
             };
             let lanes = lanes::make(&admin, &address, "fuzzer", &scopes)?;
-            // What making the credentials cost (a consent walk, a code redeemed) is not the
-            // fuzzer's: only requests counted after this point are.
+            let fixtures = work.join("fixtures.json");
+            fs::write(
+                &fixtures,
+                serde_json::to_string_pretty(&fixtures::make(&address, &lanes)?)?,
+            )
+            .with_context(|| format!("writing {}", fixtures.display()))?;
+            // What making the credentials and fixtures cost (a consent walk, a code redeemed,
+            // the creates) is not the fuzzer's: only requests counted after this point are.
             let (_, metrics) = get(&address, "/metrics")?;
             let before = request_counts(&metrics)?;
             fuzz(root, &st, &address, &lanes, &work, options, seed)?;
             Ok(before)
         })
-        .and_then(|before| counted_requests(&address, &before, options, seed, started));
+        .and_then(|before| {
+            counted_requests(
+                &address,
+                &before,
+                &work.join(ANSWERS),
+                options,
+                seed,
+                started,
+            )
+        });
     // The server is ours: stop exactly it.
     let _ = server.kill();
     let _ = server.wait();
@@ -243,7 +262,11 @@ fn fuzz(
             .env("DECKHAND_FUZZ_API_KEY", &lanes.api_key)
             .env("DECKHAND_FUZZ_CLIENT_ID", &lanes.client_id)
             .env("DECKHAND_FUZZ_CLIENT_SECRET", &lanes.client_secret)
-            .env("DECKHAND_FUZZ_PUBLIC_CLIENT_ID", &lanes.public_client_id);
+            .env("DECKHAND_FUZZ_PUBLIC_CLIENT_ID", &lanes.public_client_id)
+            // What the hook substitutes for generated ids (`fixtures`), and where it writes
+            // how each request was answered.
+            .env("DECKHAND_FUZZ_FIXTURES", work.join("fixtures.json"))
+            .env("DECKHAND_FUZZ_ANSWERS", work.join(ANSWERS));
         println!(
             "$ {} (seed {seed}, {seconds} s; credentials in DECKHAND_FUZZ_*)",
             display(&cmd),
@@ -274,6 +297,7 @@ fn random_seed() -> Result<u64> {
 fn counted_requests(
     address: &str,
     before: &Counts,
+    answers: &Path,
     options: &Options,
     seed: u64,
     started: Instant,
@@ -294,7 +318,7 @@ fn counted_requests(
         }
     }
     let coverage = Coverage::of(&document, &counts)?;
-    coverage.print();
+    coverage.print(&refusals(answers)?);
     println!(
         "fuzz: {requests} requests, {server_errors} answered 5xx, {} of {} operations answered \
          a 2xx, seed {seed}, {:.0} s in all",
@@ -321,6 +345,47 @@ fn counted_requests(
         }
         verdict => verdict,
     }
+}
+
+/// Operation (`METHOD /path`) -> how its requests were refused -> requests, from the hook's
+/// record of the answers (`xtask/schemathesis_hooks.py`).
+type Refusals = BTreeMap<String, BTreeMap<String, u64>>;
+
+/// The refusals of the hook's record `answers`, each described by its status, error code,
+/// reason or first field, and whether the request used the operation's fixture.
+fn refusals(answers: &Path) -> Result<Refusals> {
+    let text = fs::read_to_string(answers)
+        .with_context(|| format!("reading the hook's record {}", answers.display()))?;
+    let mut refusals = Refusals::new();
+    for line in text.lines() {
+        let answer: Value =
+            serde_json::from_str(line).with_context(|| format!("unreadable answer {line:?}"))?;
+        let status = answer["status"].as_u64().unwrap_or_default();
+        if status < 300 {
+            continue;
+        }
+        let words: Vec<&str> = ["error", "reason", "field"]
+            .into_iter()
+            .filter_map(|key| answer[key].as_str())
+            .collect();
+        let cause = format!(
+            "{status} {} ({}, {}{})",
+            words.join(" "),
+            answer["phase"].as_str().unwrap_or("?"),
+            answer["mode"].as_str().unwrap_or("?"),
+            if answer["fixture"] == true {
+                ", fixture"
+            } else {
+                ""
+            },
+        );
+        *refusals
+            .entry(answer["operation"].as_str().unwrap_or_default().to_owned())
+            .or_default()
+            .entry(cause)
+            .or_default() += 1;
+    }
+    Ok(refusals)
 }
 
 /// (route, method, status) -> requests, from the server's `deckhand_http_requests_total`.
@@ -422,7 +487,7 @@ impl Coverage {
         Ok(coverage)
     }
 
-    fn print(&self) {
+    fn print(&self, refusals: &Refusals) {
         for (method, path, ok) in &self.allowed {
             let reason = NO_2XX_EXPECTED
                 .iter()
@@ -435,6 +500,15 @@ impl Coverage {
         }
         for (method, path, statuses) in &self.missing {
             println!("no 2xx: {method} {path}: {statuses}");
+            let mut causes: Vec<(&String, &u64)> = refusals
+                .get(&format!("{method} {path}"))
+                .into_iter()
+                .flatten()
+                .collect();
+            causes.sort_by(|a, b| b.1.cmp(a.1));
+            for (cause, count) in causes.into_iter().take(5) {
+                println!("    {count}× {cause}");
+            }
         }
     }
 

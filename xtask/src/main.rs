@@ -5,6 +5,7 @@
 mod chart;
 mod client;
 mod cpu;
+mod fixtures;
 mod fuzz;
 mod lanes;
 mod loadtest;
@@ -185,7 +186,7 @@ fn run(task: Task) -> Result<()> {
                             seed: None,
                             seconds: FUZZ_SECONDS,
                             min_requests: FUZZ_MIN_REQUESTS,
-                            require_every_operation: false,
+                            require_every_operation: true,
                         },
                     )
                 }),

@@ -37,7 +37,11 @@ pub(crate) struct IdempotencyKeyHeader {
     /// body it is a 422; while the first still runs, a 409 (`details.reason` `in_progress`).
     #[param(
         rename = "Idempotency-Key",
-        example = "5f0c7c1e-3d8a-4f5e-9a51-2b7f3c9d0e11"
+        example = "5f0c7c1e-3d8a-4f5e-9a51-2b7f3c9d0e11",
+        // As it arrives: HTTP drops spaces around a header value.
+        min_length = 1,
+        max_length = 255,
+        pattern = "^[!-~]([ -~]*[!-~])?$"
     )]
     idempotency_key: Option<String>,
 }

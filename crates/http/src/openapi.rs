@@ -11,7 +11,7 @@ use utoipa::openapi::security::{
     ApiKey, ApiKeyValue, AuthorizationCode, Flow, HttpAuthScheme, HttpBuilder, OAuth2, Scopes,
     SecurityRequirement, SecurityScheme,
 };
-use utoipa::openapi::{ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Response};
+use utoipa::openapi::{ContentBuilder, HeaderBuilder, OpenApi, Ref, RefOr, Response, Schema};
 use utoipa::{Modify, OpenApi as _};
 
 use crate::OAUTH_BASE;
@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.2.1",
+        version = "1.2.2",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
@@ -199,8 +199,100 @@ const SHARED_ERRORS: [(u16, &str); 6] = [
     ),
 ];
 
+/// A request body one DTO decodes for both a create and a PATCH, which take different fields:
+/// the operation documents a schema of its own, the DTO's narrowed to what it takes and with
+/// what it requires (the server checks both; a schema-driven client or fuzzer should know).
+struct NarrowedBody {
+    operation_id: &'static str,
+    /// The DTO's schema.
+    schema: &'static str,
+    /// The operation's own.
+    name: &'static str,
+    /// The DTO's fields this operation refuses.
+    refused: &'static [&'static str],
+    required: &'static [&'static str],
+}
+
+const NARROWED_BODIES: [NarrowedBody; 3] = [
+    NarrowedBody {
+        operation_id: "create_guide",
+        schema: "SideboardGuideBody",
+        name: "NewSideboardGuideBody",
+        refused: &["is_archived"],
+        required: &["deck_id", "name"],
+    },
+    NarrowedBody {
+        operation_id: "update_guide",
+        schema: "SideboardGuideBody",
+        name: "SideboardGuidePatchBody",
+        refused: &["deck_id", "matchups"],
+        required: &[],
+    },
+    NarrowedBody {
+        operation_id: "create_matchup",
+        schema: "MatchupBody",
+        name: "NewMatchupBody",
+        refused: &[],
+        required: &["opponent_deck_name"],
+    },
+];
+
+/// The DTO an operation's body schema `name` was narrowed from, or `name` itself.
+#[cfg(test)]
+fn decoded_schema(name: &str) -> &str {
+    NARROWED_BODIES
+        .iter()
+        .find(|narrowed| narrowed.name == name)
+        .map_or(name, |narrowed| narrowed.schema)
+}
+
+fn narrow_bodies(document: &mut OpenApi) {
+    let Some(components) = document.components.as_mut() else {
+        return;
+    };
+    for narrowed in &NARROWED_BODIES {
+        let Some(RefOr::T(Schema::Object(object))) = components.schemas.get(narrowed.schema) else {
+            continue;
+        };
+        let mut object = object.clone();
+        for field in narrowed.refused {
+            object.properties.remove(*field);
+        }
+        object.required = narrowed
+            .required
+            .iter()
+            .map(|field| (*field).to_owned())
+            .collect();
+        if let Some(example) = object
+            .example
+            .as_mut()
+            .and_then(|example| example.as_object_mut())
+        {
+            example.retain(|field, _| !narrowed.refused.contains(&field.as_str()));
+        }
+        components
+            .schemas
+            .insert(narrowed.name.to_owned(), RefOr::T(Schema::Object(object)));
+        for item in document.paths.paths.values_mut() {
+            for (_, operation) in operations_mut(item) {
+                if operation.operation_id.as_deref() != Some(narrowed.operation_id) {
+                    continue;
+                }
+                for content in operation
+                    .request_body
+                    .iter_mut()
+                    .flat_map(|body| body.content.values_mut())
+                {
+                    content.schema = Some(Ref::from_schema_name(narrowed.name).into());
+                }
+            }
+        }
+    }
+}
+
 /// Completes a document generated from the handlers (see the module comment).
 pub(crate) fn complete(document: &mut OpenApi) {
+    narrow_bodies(document);
     let links = links(document);
     for (path, item) in document.paths.paths.iter_mut() {
         let resource_server = !path.starts_with(OAUTH_BASE);
@@ -655,9 +747,7 @@ mod tests {
                             handler.file, handler.name
                         )
                     });
-                    reference
-                        .trim_start_matches("#/components/schemas/")
-                        .to_owned()
+                    decoded_schema(reference.trim_start_matches("#/components/schemas/")).to_owned()
                 })
                 .collect();
             match decoded_body(&handler.signature) {

@@ -516,15 +516,34 @@ impl WebhookRepository for PgWebhookRepository {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn delete(&self, partner: &str, id: WebhookId) -> anyhow::Result<bool> {
         let mut conn = checkout(&self.pool).await?;
-        let deleted =
-            diesel::sql_query("DELETE FROM webhook_endpoints WHERE partner_slug = $1 AND id = $2")
-                .bind::<Text, _>(partner)
-                .bind::<SqlUuid, _>(id.0)
-                .execute(&mut conn)
-                .await
-                .map_err(error::query)
-                .context("deleting a webhook endpoint")?;
-        Ok(deleted > 0)
+        let conn: &mut AsyncPgConnection = &mut conn;
+        // The deliveries first, then the endpoint: the order `record` locks them in. Deleting
+        // the endpoint alone locked it, then its deliveries through the cascade, and an
+        // attempt being recorded at that moment (its delivery locked, waiting for the
+        // endpoint) deadlocked with it: a 500 (found by `cargo xtask fuzz`).
+        conn.transaction::<_, anyhow::Error, _>(async |conn| {
+            diesel::sql_query(
+                "DELETE FROM webhook_deliveries WHERE endpoint_id IN (
+                     SELECT id FROM webhook_endpoints WHERE partner_slug = $1 AND id = $2)",
+            )
+            .bind::<Text, _>(partner)
+            .bind::<SqlUuid, _>(id.0)
+            .execute(conn)
+            .await
+            .map_err(error::query)
+            .context("deleting a webhook endpoint's deliveries")?;
+            let deleted = diesel::sql_query(
+                "DELETE FROM webhook_endpoints WHERE partner_slug = $1 AND id = $2",
+            )
+            .bind::<Text, _>(partner)
+            .bind::<SqlUuid, _>(id.0)
+            .execute(conn)
+            .await
+            .map_err(error::query)
+            .context("deleting a webhook endpoint")?;
+            Ok(deleted > 0)
+        })
+        .await
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

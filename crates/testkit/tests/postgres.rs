@@ -1355,3 +1355,74 @@ async fn through_a_pooler_a_connection_checks_the_servers_statement_timeout() {
         Some(alice.id)
     );
 }
+
+/// An endpoint deleted while an attempt of its delivery is being recorded (the delivery's row
+/// locked, the endpoint's next, as `record` takes them) waits for the record and is deleted:
+/// deleting the endpoint first and its deliveries through the cascade took the two locks the
+/// other way round, and PostgreSQL ended one of the two with "deadlock detected" (a 500 found
+/// by `cargo xtask fuzz`).
+#[tokio::test]
+async fn an_endpoint_deleted_while_an_attempt_is_recorded_waits_for_it_without_a_deadlock() {
+    use deckhand_domain::identity::GameScopes;
+    use deckhand_domain::webhooks::{Endpoint, GameSelection, TypeSelection, WebhookId};
+    use deckhand_testkit::fixtures::partner_for;
+
+    let (db, repos, alice) = schema_with_alice().await;
+    let partner = partner_for(&alice, "acme");
+    repos.partners.insert(&partner).await.unwrap();
+    let endpoint = Endpoint {
+        id: WebhookId(Uuid::now_v7()),
+        partner: "acme".into(),
+        url: "https://hooks.example.com/a".into(),
+        types: TypeSelection::all(),
+        games: GameSelection(GameScopes::All),
+        description: None,
+        enabled: true,
+        disabled_reason: None,
+        consecutive_failures: 0,
+        sealed_secret: vec![7; 60],
+        previous_secret: None,
+        created_at: now(),
+    };
+    repos.webhooks.create(&endpoint).await.unwrap();
+    repos
+        .decks
+        .insert(&deck(&alice, "Delivered"))
+        .await
+        .unwrap();
+    assert_eq!(repos.webhooks.fan_out(10, now()).await.unwrap(), 1);
+
+    // What `record` does first: the delivery's row, locked until its transaction ends.
+    let mut recorder = AsyncPgConnection::establish(db.url()).await.unwrap();
+    recorder
+        .batch_execute(&format!(
+            "BEGIN; UPDATE webhook_deliveries SET attempt = attempt WHERE endpoint_id = '{}'",
+            endpoint.id.0
+        ))
+        .await
+        .unwrap();
+    let deleting = tokio::spawn({
+        let repos = repos.clone();
+        async move { repos.webhooks.delete("acme", endpoint.id).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!deleting.is_finished(), "the delete waits for the record");
+    // Then the endpoint's row, and the end of the record.
+    recorder
+        .batch_execute(&format!(
+            "SET lock_timeout = '5s'; \
+             SELECT 1 FROM webhook_endpoints WHERE id = '{}' FOR UPDATE; COMMIT",
+            endpoint.id.0
+        ))
+        .await
+        .expect("the record takes the endpoint's lock and ends");
+    assert!(deleting.await.unwrap().expect("the delete succeeds"));
+    assert_eq!(
+        repos.webhooks.find("acme", endpoint.id).await.unwrap(),
+        None
+    );
+    assert_eq!(
+        texts(&db, "SELECT id::text AS value FROM webhook_deliveries").await,
+        Vec::<String>::new()
+    );
+}

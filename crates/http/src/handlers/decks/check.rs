@@ -16,6 +16,7 @@ pub struct CheckQuery {
     /// A format of the game by slug or id; default the deck's own.
     format: Option<String>,
     /// RFC 3339; the legalities in force then apply. Default now.
+    #[param(format = DateTime)]
     as_of: Option<String>,
 }
 

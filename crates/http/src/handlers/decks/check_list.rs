@@ -27,6 +27,7 @@ pub struct CheckListBody {
     /// A deck list in any form `docs/deck-text-format.md` reads.
     text: Option<String>,
     /// RFC 3339; the legalities in force then apply. Default now.
+    #[schema(format = DateTime)]
     as_of: Option<String>,
 }
 

@@ -10,6 +10,7 @@ use crate::state::HttpState;
 #[derive(ToSchema)]
 pub struct RevokeForm {
     /// An access token (revoked alone) or a refresh token (its whole grant is revoked).
+    #[schema(min_length = 1)]
     token: String,
     /// Ignored: the token's prefix says what it is.
     token_type_hint: Option<String>,
