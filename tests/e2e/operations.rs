@@ -371,7 +371,7 @@ async fn fields_documented_as_nullable_accept_null() {
     assert_eq!(status, StatusCode::CREATED, "{guide}");
     let guide_id = guide["id"].as_str().unwrap();
     for (schema, url) in [
-        ("DeckBody", format!("/games/mtg/decks/{deck_id}")),
+        ("DeckPatchBody", format!("/games/mtg/decks/{deck_id}")),
         (
             "SideboardGuidePatchBody",
             format!("/games/mtg/sideboard-guides/{guide_id}"),
@@ -389,7 +389,7 @@ async fn fields_documented_as_nullable_accept_null() {
             }
             // With another change, so that a null that means "leave it" still makes a PATCH.
             let mut change = json!({ name.as_str(): null });
-            if schema == "DeckBody" {
+            if schema == "DeckPatchBody" {
                 change[if name == "legal" { "notes" } else { "legal" }] = if name == "legal" {
                     json!("n")
                 } else {
@@ -598,4 +598,79 @@ async fn a_create_and_a_patch_sharing_a_body_type_document_what_each_takes() {
             );
         }
     }
+}
+
+#[tokio::test]
+async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_field() {
+    let app = TestApp::memory().await;
+    let (_, token) = app
+        .user_with_token(
+            "patcher",
+            "decks:read decks:write sideboards:read sideboards:write",
+        )
+        .await;
+    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    let post = |url: &str, body: Value| {
+        send(
+            app.client
+                .post(app.api(url))
+                .bearer_auth(&token)
+                .json(&body),
+        )
+    };
+    let (_, _, deck) = post("/games/mtg/decks", json!({"name": "Patched"})).await;
+    let deck_id = deck["id"].as_str().unwrap();
+    let (_, _, guide) = post(
+        "/games/mtg/sideboard-guides",
+        json!({"name": "Patched", "deck_id": deck_id}),
+    )
+    .await;
+    let guide_id = guide["id"].as_str().unwrap();
+    let (status, _, matchup) = post(
+        &format!("/games/mtg/sideboard-guides/{guide_id}/matchups"),
+        json!({"opponent_deck_name": "Burn"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{matchup}");
+    let matchup_id = matchup["id"].as_str().unwrap();
+    let mut patches = 0;
+    for (path, item) in document["paths"].as_object().unwrap() {
+        // A webhook's PATCH takes an empty body (it changes nothing); the game's resources'
+        // PATCHes refuse one.
+        let Some(operation) = item.get("patch").filter(|_| path.contains("/games/")) else {
+            continue;
+        };
+        patches += 1;
+        let reference = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap_or_else(|| panic!("PATCH {path} has no named body"));
+        let schema = &document["components"]["schemas"][reference.rsplit('/').next().unwrap()];
+        assert_eq!(schema["minProperties"], json!(1), "PATCH {path}");
+        let url = path
+            .trim_start_matches("/api/public/v1")
+            .replace("{game}", "mtg")
+            .replace("{matchup_id}", matchup_id)
+            .replace(
+                "{id}",
+                if path.contains("sideboard-guides") {
+                    guide_id
+                } else {
+                    deck_id
+                },
+            );
+        let (status, _, body) = send(
+            app.client
+                .patch(app.api(&url))
+                .bearer_auth(&token)
+                .json(&json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "PATCH {url}: {body}");
+        assert_eq!(
+            body["details"]["fields"][0]["code"],
+            json!("empty"),
+            "PATCH {url}: {body}"
+        );
+    }
+    assert_eq!(patches, 3, "the deck, guide and matchup PATCHes");
 }

@@ -25,6 +25,7 @@ from deckhand_client.models import (
     CardIdentifierDto,
     CardLineDto,
     DeckBody,
+    DeckPatchBody,
     DeckDetail,
     DeckPage,
     DeckWriteRecord,
@@ -91,7 +92,7 @@ def main():
 
     updated = expect(
         update_deck.sync_detailed(
-            GAME, created.id, client=client, body=DeckBody(notes="Sideboard against burn.")
+            GAME, created.id, client=client, body=DeckPatchBody(notes="Sideboard against burn.")
         ),
         200,
         DeckWriteRecord,

@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.2.2",
+        version = "1.2.3",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
@@ -211,15 +211,18 @@ struct NarrowedBody {
     /// The DTO's fields this operation refuses.
     refused: &'static [&'static str],
     required: &'static [&'static str],
+    /// A PATCH: a body without any field is refused (`body: empty`).
+    at_least_one_field: bool,
 }
 
-const NARROWED_BODIES: [NarrowedBody; 3] = [
+const NARROWED_BODIES: [NarrowedBody; 5] = [
     NarrowedBody {
         operation_id: "create_guide",
         schema: "SideboardGuideBody",
         name: "NewSideboardGuideBody",
         refused: &["is_archived"],
         required: &["deck_id", "name"],
+        at_least_one_field: false,
     },
     NarrowedBody {
         operation_id: "update_guide",
@@ -227,6 +230,7 @@ const NARROWED_BODIES: [NarrowedBody; 3] = [
         name: "SideboardGuidePatchBody",
         refused: &["deck_id", "matchups"],
         required: &[],
+        at_least_one_field: true,
     },
     NarrowedBody {
         operation_id: "create_matchup",
@@ -234,6 +238,23 @@ const NARROWED_BODIES: [NarrowedBody; 3] = [
         name: "NewMatchupBody",
         refused: &[],
         required: &["opponent_deck_name"],
+        at_least_one_field: false,
+    },
+    NarrowedBody {
+        operation_id: "update_matchup",
+        schema: "MatchupBody",
+        name: "MatchupPatchBody",
+        refused: &[],
+        required: &[],
+        at_least_one_field: true,
+    },
+    NarrowedBody {
+        operation_id: "update_deck",
+        schema: "DeckBody",
+        name: "DeckPatchBody",
+        refused: &[],
+        required: &[],
+        at_least_one_field: true,
     },
 ];
 
@@ -263,6 +284,9 @@ fn narrow_bodies(document: &mut OpenApi) {
             .iter()
             .map(|field| (*field).to_owned())
             .collect();
+        if narrowed.at_least_one_field {
+            object.min_properties = Some(1);
+        }
         if let Some(example) = object
             .example
             .as_mut()
