@@ -7,19 +7,6 @@
 //! stored (TOASTed) value, and the history record then names the record holding that list
 //! (`cards_from`) instead of storing it again (`VERSION_SELECT` joins it back).
 
-/// The changes of the game `$game` (`deck_list_changes`, moved by every committed deck write of
-/// the game) as the statement that reads them sees them: a list page reads them beside its rows,
-/// a count beside its count, and a remembered count older than a page's is counted again.
-macro_rules! list_changes {
-    ($game:expr) => {
-        concat!(
-            "coalesce((SELECT c.changes FROM deck_list_changes c WHERE c.game = ",
-            $game,
-            "), 0)"
-        )
-    };
-}
-
 pub(crate) mod list_query;
 
 use std::sync::LazyLock;
@@ -57,6 +44,7 @@ use self::list_query::{
 };
 use crate::error;
 use crate::events::{self, EventColumns, numbered_insert_ctes};
+use crate::list_counts::{Listed, RememberedCounts};
 use crate::pool::{PipelinedTransaction, Pool, checkout};
 use crate::rules::{
     Conditions, contains_pattern, deck_conditions, deck_conditions_but_name, readable_sql,
@@ -163,12 +151,10 @@ fn listing_select(game: &str) -> String {
         concat!(
             "SELECT ",
             listing_columns!(),
-            ", ",
-            list_changes!("{game}"),
-            " AS list_changes FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
+            ", {changes} AS list_changes FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
             source_join!()
         ),
-        game = game
+        changes = Listed::Decks.changes_sql(game)
     )
 }
 
@@ -176,13 +162,8 @@ fn listing_select(game: &str) -> String {
 /// bulk of a row, stay unread.
 const OVERVIEW_SELECT: &str = concat!("SELECT ", overview_columns!(), " ", deck_joins!());
 
-/// How long a list count is kept by this instance. It is reused only while no instance has
-/// changed the game's decks since it was counted (`StampedCount::covers`), so the time bounds
-/// memory, not staleness. A page that ends the list needs no count at all: its total is known
-/// exactly from the page itself.
-const COUNT_TTL: StdDuration = StdDuration::from_secs(5);
-/// How many distinct filter combinations keep a count (and page statements a short walk).
-const COUNT_CAPACITY: u64 = 10_000;
+/// How many distinct page statements keep a short walk.
+const SHORT_WALK_CAPACITY: u64 = 10_000;
 
 fn author(id: Uuid, owner_id: Uuid, username: &str) -> anyhow::Result<Author> {
     let username = Username::parse(username)
@@ -321,7 +302,7 @@ struct ListingRow {
 struct PageRow {
     #[diesel(embed)]
     listing: ListingRow,
-    /// The game's changes as the page's statement saw them (`list_changes!`).
+    /// The game's changes as the page's statement saw them (`Listed::changes_sql`).
     #[diesel(sql_type = Int8)]
     list_changes: i64,
 }
@@ -977,12 +958,6 @@ impl GuideRow {
 }
 
 #[derive(QueryableByName)]
-pub(crate) struct CountRow {
-    #[diesel(sql_type = Int8)]
-    pub(crate) matches: i64,
-}
-
-#[derive(QueryableByName)]
 struct ViewRow {
     #[diesel(sql_type = Bool)]
     visible: bool,
@@ -1125,86 +1100,22 @@ async fn walked_page(
 
 pub(crate) struct PgDeckRepository {
     pool: Pool,
-    /// Capped list counts by filter combination, each with the game's changes it was counted
-    /// under (see [`COUNT_TTL`]). Requests that want the same missing count wait for one
-    /// statement instead of each running it.
-    counts: moka::future::Cache<Conditions, StampedCount>,
+    counts: RememberedCounts,
     short_walks: ShortWalks,
     usernames: Usernames,
-}
-
-/// A capped count and the game's changes (`list_changes!`) its statement saw.
-#[derive(Debug, Clone, Copy, QueryableByName)]
-pub(crate) struct StampedCount {
-    #[diesel(sql_type = Int8)]
-    matches: i64,
-    #[diesel(sql_type = Int8)]
-    list_changes: i64,
-}
-
-impl StampedCount {
-    /// Whether it counts every deck write that a statement which saw `changes` sees. Bumps of
-    /// a game's changes queue on its row and commit in order, so a statement that sees a value
-    /// sees every write that came before it.
-    fn covers(self, changes: i64) -> bool {
-        self.list_changes >= changes
-    }
-
-    fn matches(self) -> u64 {
-        u64::try_from(self.matches).unwrap_or(0)
-    }
 }
 
 impl PgDeckRepository {
     pub(crate) fn new(pool: Pool) -> Self {
         Self {
             pool,
-            counts: moka::future::Cache::builder()
-                .max_capacity(COUNT_CAPACITY)
-                .time_to_live(COUNT_TTL)
-                .build(),
+            counts: RememberedCounts::new(),
             short_walks: moka::sync::Cache::builder()
-                .max_capacity(COUNT_CAPACITY)
+                .max_capacity(SHORT_WALK_CAPACITY)
                 .time_to_live(SHORT_WALK_TTL)
                 .build(),
             usernames: Usernames::new(),
         }
-    }
-
-    /// The matches of `conditions` (over `game`), counted up to one past the result window, at
-    /// least as new as `seen`: the game's changes a page statement of this request read
-    /// (`None` when it read no row). A remembered count older than that misses a write some
-    /// instance acknowledged before this request, so it is counted again.
-    async fn count(
-        &self,
-        conn: &mut AsyncPgConnection,
-        conditions: &Conditions,
-        game: &str,
-        seen: Option<i64>,
-    ) -> anyhow::Result<u64> {
-        let fresh = async |conn: &mut AsyncPgConnection| {
-            conditions
-                .statement(count_sql(&conditions.sql(), game))
-                .get_result::<StampedCount>(conn)
-                .await
-                .map_err(error::query)
-                .context("counting decks")
-        };
-        let Some(seen) = seen else {
-            return Ok(fresh(conn).await?.matches());
-        };
-        let remembered = self
-            .counts
-            .try_get_with_by_ref(conditions, fresh(conn))
-            .await
-            .map_err(|error| error::shared(&error))
-            .context("counting decks")?;
-        if remembered.covers(seen) {
-            return Ok(remembered.matches());
-        }
-        let counted = fresh(conn).await?;
-        self.counts.insert(conditions.clone(), counted).await;
-        Ok(counted.matches())
     }
 }
 
@@ -1318,22 +1229,17 @@ impl DeckRepository for PgDeckRepository {
                 row.into_domain(username)
             })
             .collect::<anyhow::Result<_>>()?;
-        // Decks up to the end of this page; none when it is past the end.
-        let shown = match items.len() {
-            0 => 0,
-            on_page => u64::from(query.page.offset()) + on_page as u64,
-        };
-        // A short page that is not past the end is the last one: it tells the total exactly.
-        let last_page = items.len() < query.page.limit as usize
-            && (!items.is_empty() || query.page.offset() == 0);
-        let counted = if last_page {
-            shown
-        } else {
-            // The decks a count can miss are those written after this page was read.
-            self.count(&mut conn, &conditions, &game, seen)
-                .await?
-                .max(shown)
-        };
+        let counted = self
+            .counts
+            .total(
+                &mut conn,
+                query.page,
+                items.len(),
+                &conditions,
+                count_sql(&conditions.sql(), &game),
+                seen,
+            )
+            .await?;
         Ok(Page::with_capped_total(items, counted))
     }
 

@@ -16,6 +16,7 @@ mod events;
 mod health;
 mod idempotency;
 mod likes;
+mod list_counts;
 mod listener;
 mod migrations;
 mod oauth;
@@ -94,7 +95,7 @@ fn repositories_and_events(pool: Pool, listen: &Pool) -> (Repositories, Arc<even
             cache: pat_cache,
         }),
         decks: Arc::new(decks::PgDeckRepository::new(pool.clone())),
-        sideboard_guides: Arc::new(sideboards::PgSideboardGuides { pool: pool.clone() }),
+        sideboard_guides: Arc::new(sideboards::PgSideboardGuides::new(pool.clone())),
         catalog: Arc::new(catalog::PgCatalog::new(pool.clone(), listen.clone())),
         partners: Arc::new(partners::PgPartnerRepository { pool: pool.clone() }),
         api_keys: Arc::new(partners::PgApiKeyRepository { pool: pool.clone() }),

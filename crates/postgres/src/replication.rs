@@ -51,9 +51,7 @@ pub fn replicated(
         .iter()
         .map(|replica| Repositories {
             decks: Arc::new(crate::decks::PgDeckRepository::new(replica.clone())),
-            sideboard_guides: Arc::new(crate::sideboards::PgSideboardGuides {
-                pool: replica.clone(),
-            }),
+            sideboard_guides: Arc::new(crate::sideboards::PgSideboardGuides::new(replica.clone())),
             catalog: Arc::new(crate::catalog::PgCatalog::on_replica(replica.clone())),
             events: Arc::new(events.on_replica(replica.clone())),
             health: Arc::new(crate::health::PgHealth {

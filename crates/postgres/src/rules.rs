@@ -212,10 +212,11 @@ pub(crate) fn deck_order(sort: DeckSort, order: SortOrder) -> String {
     }
 }
 
-/// Which guides match `query`, whatever the sort and page.
-pub(crate) fn guide_conditions(query: &GuideQuery) -> Conditions {
+/// Which guides match `query`, whatever the sort and page, and the game as SQL (see
+/// [`Conditions::game`]).
+pub(crate) fn guide_conditions(query: &GuideQuery) -> (Conditions, String) {
     let mut c = Conditions::default();
-    let game = c.param(Bind::Text(query.game.clone()));
+    let game = c.game(&query.game);
     c.add(format!("g.game = {game}"));
     c.readable("g", query.readable());
     let f = &query.filters;
@@ -241,7 +242,7 @@ pub(crate) fn guide_conditions(query: &GuideQuery) -> Conditions {
     c.contains("g.format", f.format_contains.as_deref());
     c.present("g.youtube_url", f.has_video);
     c.contains("g.name", f.name_contains.as_deref());
-    c
+    (c, game)
 }
 
 /// The order of a guide list: by `sort` in `order`, ties broken by id.

@@ -1,10 +1,11 @@
 //! Sideboard guides over PostgreSQL. Reads go through one SELECT (`GUIDE_SELECT`); the list
-//! reuses the deck list's bind-only condition builder. `refresh_has_sideboard_guide` is the one
-//! writer of `decks.has_sideboard_guide`.
+//! reuses the deck list's bind-only condition builder and remembers its totals the same way
+//! (`crate::list_counts`). `refresh_has_sideboard_guide` is the one writer of
+//! `decks.has_sideboard_guide`.
 
 use anyhow::Context as _;
 use async_trait::async_trait;
-use deckhand_domain::decks::{Author, DeckId, DeckSummary, Page, RESULT_WINDOW, Visibility};
+use deckhand_domain::decks::{Author, DeckId, DeckSummary, Page, Visibility};
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::{UserId, Username};
 use deckhand_domain::sideboards::events as guide_events;
@@ -22,10 +23,10 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use crate::decks::CountRow;
 use crate::decks::list_query::page_window;
 use crate::error;
 use crate::events;
+use crate::list_counts::{Listed, RememberedCounts};
 use crate::pool::{Pool, checkout};
 use crate::rules::{guide_conditions, guide_order};
 use crate::schema::{sideboard_guide_decks, sideboard_guides, sideboard_matchups};
@@ -41,20 +42,34 @@ const GUIDE_LIKES: crate::likes::LikeTables = crate::likes::LikeTables {
     counter_key: "id",
 };
 
+/// What a guide read takes beyond the guide's own columns.
+#[derive(Clone, Copy)]
+enum GuideRead<'a> {
+    /// One guide, with its long texts.
+    One,
+    /// A list page of the game `game` (an SQL literal or placeholder): no long texts (lists
+    /// never show description and notes, up to 500,000 characters each), and the list's
+    /// changes, read once for the page, so a remembered total is checked without a statement of
+    /// its own ([`GuidePageRow`]).
+    ListPage { game: &'a str },
+}
+
 /// Every guide read. `{summary}` is `pd.summary` where the primary deck's summary is wanted,
-/// else `NULL::json`; `{text}` is `g.` for the long texts, or `''::text AS` for lists (which
-/// never show description and notes, up to 500,000 characters each). The matchup count is one
-/// index lookup per guide, inside the same statement.
-fn guide_select(with_summary: bool, with_long_texts: bool) -> String {
+/// else `NULL::json`. The matchup count is one index lookup per guide, inside the same
+/// statement.
+fn guide_select(with_summary: bool, read: GuideRead<'_>) -> String {
     let summary = if with_summary {
         "pd.summary"
     } else {
         "NULL::json"
     };
-    let (description, notes) = if with_long_texts {
-        ("g.description", "g.notes")
-    } else {
-        ("''::text", "''::text")
+    let (description, notes, list_changes) = match read {
+        GuideRead::One => ("g.description", "g.notes", String::new()),
+        GuideRead::ListPage { game } => (
+            "''::text",
+            "''::text",
+            format!(", {} AS list_changes", Listed::Guides.changes_sql(game)),
+        ),
     };
     format!(
         "SELECT g.id, g.game, g.owner_id, u.username, g.primary_deck_id, g.name, \
@@ -62,10 +77,19 @@ fn guide_select(with_summary: bool, with_long_texts: bool) -> String {
          g.thumbnail, g.youtube_url, g.premium, g.is_archived, g.pageviews, g.likes, \
          g.created_at, g.updated_at, pd.visibility AS primary_deck_visibility, \
          (SELECT count(*) FROM sideboard_matchups m WHERE m.guide_id = g.id) AS matchup_count, \
-         {summary} AS primary_summary \
+         {summary} AS primary_summary{list_changes} \
          FROM sideboard_guides g JOIN users u ON u.id = g.owner_id \
          JOIN decks pd ON pd.id = g.primary_deck_id"
     )
+}
+
+/// A row of a list page ([`GuideRead::ListPage`]).
+#[derive(Debug, QueryableByName)]
+struct GuidePageRow {
+    #[diesel(embed)]
+    guide: GuideRow,
+    #[diesel(sql_type = Int8)]
+    list_changes: i64,
 }
 
 #[derive(Debug, QueryableByName)]
@@ -329,7 +353,7 @@ async fn load_guide(
 ) -> QueryResult<Option<GuideRow>> {
     diesel::sql_query(format!(
         "{} WHERE g.id = $1",
-        guide_select(with_summary, true)
+        guide_select(with_summary, GuideRead::One)
     ))
     .bind::<SqlUuid, _>(id)
     .get_result(conn)
@@ -407,7 +431,17 @@ async fn mark_edited(
 }
 
 pub(crate) struct PgSideboardGuides {
-    pub(crate) pool: Pool,
+    pool: Pool,
+    counts: RememberedCounts,
+}
+
+impl PgSideboardGuides {
+    pub(crate) fn new(pool: Pool) -> Self {
+        Self {
+            pool,
+            counts: RememberedCounts::new(),
+        }
+    }
 }
 
 #[async_trait]
@@ -549,43 +583,44 @@ impl SideboardGuideRepository for PgSideboardGuides {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>> {
         let mut conn = checkout(&self.pool).await?;
-        let mut conditions = guide_conditions(query);
+        let (mut conditions, game) = guide_conditions(query);
         let where_clause = conditions.sql();
-        let count_sql = format!(
-            "SELECT count(*) AS matches FROM (SELECT 1 FROM sideboard_guides g \
-             WHERE {where_clause} LIMIT {}) AS matching",
-            RESULT_WINDOW + 1
-        );
-        let counted: CountRow = conditions
-            .statement(count_sql)
-            .get_result(&mut conn)
-            .await
-            .map_err(error::query)
-            .context("counting sideboard guides")?;
+        let count_sql = Listed::Guides.count_sql("sideboard_guides g", &where_clause, &game);
+        let counted_conditions = conditions.clone();
         let window = page_window(&mut conditions, query.page);
         let order = guide_order(query.sort, query.order);
         // The inner query picks the page's ids from the sort index alone; only those rows are
-        // joined to their author and primary deck, as the deck list does.
+        // joined to their author and primary deck, as the deck list does. The list's changes
+        // are read once, beside the rows, for the total.
         let page_sql = format!(
             "WITH page AS (SELECT g.id FROM sideboard_guides g WHERE {where_clause} \
              ORDER BY {order} {window}) \
-             {} JOIN page ON page.id = g.id ORDER BY {order}",
-            guide_select(query.with_summary, false)
+             {select} JOIN page ON page.id = g.id ORDER BY {order}",
+            select = guide_select(query.with_summary, GuideRead::ListPage { game: &game }),
         );
-        let rows: Vec<GuideRow> = conditions
+        let rows: Vec<GuidePageRow> = conditions
             .statement(page_sql)
             .load(&mut conn)
             .await
             .map_err(error::query)
             .context("listing sideboard guides")?;
-        let items = rows
+        let seen = rows.iter().map(|row| row.list_changes).next();
+        let items: Vec<SideboardGuide> = rows
             .into_iter()
-            .map(GuideRow::into_domain)
+            .map(|row| row.guide.into_domain())
             .collect::<anyhow::Result<_>>()?;
-        Ok(Page::with_capped_total(
-            items,
-            u64::try_from(counted.matches).unwrap_or(0),
-        ))
+        let counted = self
+            .counts
+            .total(
+                &mut conn,
+                query.page,
+                items.len(),
+                &counted_conditions,
+                count_sql,
+                seen,
+            )
+            .await?;
+        Ok(Page::with_capped_total(items, counted))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, deck = %deck))]

@@ -33,20 +33,17 @@ use deckhand_domain::oauth::{
     OAuthClient, RedirectUri, RefreshToken, Session, ThrottleKey,
 };
 use deckhand_domain::ports::Repositories;
-use deckhand_domain::sideboards::ports::{
-    GuideReviser, GuideRevision, NewGuide, NewMatchup, ReviseGuideError, ReviseMatchupError,
-};
+use deckhand_domain::sideboards::ports::{ReviseGuideError, ReviseMatchupError};
 use deckhand_domain::sideboards::{
-    CardOverride, Difficulty, GuideContent, GuideFilters, GuideId, GuideQuery, GuideSort,
-    MatchupContent, MatchupId, OverrideType, SideboardGuide,
+    Difficulty, GuideFilters, GuideId, GuideQuery, GuideSort, MatchupContent, SideboardGuide,
 };
 use time::macros::datetime;
 use uuid::Uuid;
 
 use crate::db::TestDb;
 use crate::fixtures::{
-    self, api_key_for, deck, now, partner_for, pat_for, printing, revision_of, update_to, user,
-    username,
+    self, api_key_for, deck, guide_archived, matchup, now, partner_for, pat_for, printing,
+    revision_of, update_to, user, username,
 };
 use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
 use deckhand_domain::formats::{
@@ -2051,69 +2048,6 @@ pub async fn an_expired_signature_record_is_taken_over(repos: &Repositories) -> 
     Ok(())
 }
 
-pub(crate) fn new_guide(owner: &User, primary: DeckId, name: &str) -> NewGuide {
-    let id = GuideId(Uuid::now_v7());
-    NewGuide {
-        id,
-        game: "mtg".into(),
-        owner: owner.id,
-        content: GuideContent {
-            name: name.into(),
-            description: String::new(),
-            notes: String::new(),
-            visibility: Visibility::Public,
-            tags: Vec::new(),
-            format: None,
-            thumbnail: None,
-            youtube_url: None,
-            premium: false,
-        },
-        primary_deck: primary,
-        matchups: Vec::new(),
-        created_at: now(),
-        event: deckhand_domain::sideboards::events::created(
-            &fixtures::origin(),
-            "mtg",
-            id,
-            primary,
-            now(),
-        ),
-    }
-}
-
-fn matchup(opponent: &str, archetype: Option<&str>, sort_order: i32) -> NewMatchup {
-    NewMatchup {
-        id: MatchupId(Uuid::now_v7()),
-        content: MatchupContent {
-            opponent_deck_name: opponent.into(),
-            opponent_archetype: archetype.map(str::to_owned),
-            difficulty: Difficulty::Hard,
-            notes: String::new(),
-            play_notes: "On the play: keep two-landers.".into(),
-            draw_notes: String::new(),
-            sort_order,
-            thumbnail: None,
-            is_featured: false,
-            special_card_overrides: vec![CardOverride {
-                special_card_type: OverrideType::In,
-                card_id: "c-1".into(),
-                card_name: "Flusterstorm".into(),
-                quantity: 2,
-                sort_order: 0,
-            }],
-        },
-    }
-}
-
-pub(crate) fn set_archived(is_archived: bool, at: time::OffsetDateTime) -> GuideReviser {
-    Box::new(move |guide: &SideboardGuide| GuideRevision {
-        content: guide.content.clone(),
-        is_archived,
-        at,
-        origin: fixtures::origin(),
-    })
-}
-
 fn guide_query(viewer: UserId) -> GuideQuery {
     GuideQuery {
         game: "mtg".into(),
@@ -2156,7 +2090,7 @@ pub async fn sideboard_guides_round_trip_with_their_decks_and_matchups(
     let mut primary = deck(&alice, "Izzet Phoenix");
     primary.summary.colors = vec!["U".into(), "R".into()];
     repos.decks.insert(&primary).await?;
-    let mut new = new_guide(&alice, primary.id, "Phoenix plan «ü»");
+    let mut new = fixtures::guide(&alice, primary.id, "Phoenix plan «ü»");
     new.content.description = "d".repeat(1000);
     new.content.notes = "Board in the hate.".into();
     new.content.visibility = Visibility::Unlisted;
@@ -2230,8 +2164,8 @@ pub async fn has_sideboard_guide_follows_attach_detach_archive_and_unarchive(
     let (a, b) = (deck(&alice, "A"), deck(&bob, "B"));
     repos.decks.insert(&a).await?;
     repos.decks.insert(&b).await?;
-    let first = new_guide(&alice, a.id, "first");
-    let second = new_guide(&bob, b.id, "second");
+    let first = fixtures::guide(&alice, a.id, "first");
+    let second = fixtures::guide(&bob, b.id, "second");
     repos.sideboard_guides.insert(&first).await?;
     assert_eq!(flags(repos, &[a.id, b.id]).await?, [true, false]);
     repos.sideboard_guides.insert(&second).await?;
@@ -2270,12 +2204,12 @@ pub async fn has_sideboard_guide_follows_attach_detach_archive_and_unarchive(
 
     repos
         .sideboard_guides
-        .revise(first.id, set_archived(true, at))
+        .revise(first.id, guide_archived(true, at))
         .await?;
     assert_eq!(flags(repos, &[a.id, b.id]).await?, [false, true]);
     repos
         .sideboard_guides
-        .revise(second.id, set_archived(true, at))
+        .revise(second.id, guide_archived(true, at))
         .await?;
     assert_eq!(flags(repos, &[a.id, b.id]).await?, [false, false]);
     let with_flag = |wanted: bool| {
@@ -2286,7 +2220,7 @@ pub async fn has_sideboard_guide_follows_attach_detach_archive_and_unarchive(
     assert!(names(&repos.decks.list(&with_flag(true)).await?).is_empty());
     repos
         .sideboard_guides
-        .revise(first.id, set_archived(false, at))
+        .revise(first.id, guide_archived(false, at))
         .await?;
     assert_eq!(flags(repos, &[a.id, b.id]).await?, [true, true]);
     assert_eq!(
@@ -2349,7 +2283,7 @@ pub async fn guide_lists_show_public_and_own_guides_never_archived_ones(
         (&bob, b.id, "b-private", Visibility::Private),
         (&bob, b.id, "b-archived", Visibility::Public),
     ] {
-        let mut new = new_guide(owner, primary, name);
+        let mut new = fixtures::guide(owner, primary, name);
         new.content.visibility = visibility;
         new.content.notes = "long notes".into();
         new.created_at += time::Duration::milliseconds(guides.len() as i64);
@@ -2359,12 +2293,12 @@ pub async fn guide_lists_show_public_and_own_guides_never_archived_ones(
     let mut other_game = deck(&alice, "lorcana deck");
     other_game.game = "lorcana".into();
     repos.decks.insert(&other_game).await?;
-    let mut lorcana = new_guide(&alice, other_game.id, "a-lorcana");
+    let mut lorcana = fixtures::guide(&alice, other_game.id, "a-lorcana");
     lorcana.game = "lorcana".into();
     repos.sideboard_guides.insert(&lorcana).await?;
     repos
         .sideboard_guides
-        .revise(guides[5].id, set_archived(true, now()))
+        .revise(guides[5].id, guide_archived(true, now()))
         .await?;
 
     let as_alice = repos.sideboard_guides.list(&guide_query(alice.id)).await?;
@@ -2428,7 +2362,7 @@ pub async fn guide_lists_filter_sort_and_page_stably(repos: &Repositories) -> Ou
     .into_iter()
     .enumerate()
     {
-        let mut new = new_guide(owner, primary, name);
+        let mut new = fixtures::guide(owner, primary, name);
         // Two guides share a creation instant: the id breaks the tie.
         new.created_at = created + time::Duration::hours(index.min(2) as i64);
         new.content.format = format.map(str::to_owned);
@@ -2554,8 +2488,8 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
     let a = deck(&alice, "A");
     repos.decks.insert(&a).await?;
     let (first, second) = (
-        new_guide(&alice, a.id, "first"),
-        new_guide(&alice, a.id, "second"),
+        fixtures::guide(&alice, a.id, "first"),
+        fixtures::guide(&alice, a.id, "second"),
     );
     repos.sideboard_guides.insert(&first).await?;
     repos.sideboard_guides.insert(&second).await?;
@@ -2655,7 +2589,7 @@ pub async fn matchups_are_added_revised_and_deleted_on_their_guide_only(
 pub async fn revising_a_missing_guide_is_not_found(repos: &Repositories) -> Outcome {
     let outcome = repos
         .sideboard_guides
-        .revise(GuideId(Uuid::now_v7()), set_archived(true, now()))
+        .revise(GuideId(Uuid::now_v7()), guide_archived(true, now()))
         .await;
     assert!(matches!(outcome, Err(ReviseGuideError::NotFound)));
     Ok(())
@@ -3613,7 +3547,7 @@ pub async fn concurrent_likes_lose_nothing(repos: &Repositories) -> Outcome {
     repos.decks.insert(&target).await?;
     let primary = deck(&owner, "Primary");
     repos.decks.insert(&primary).await?;
-    let guide = new_guide(&owner, primary.id, "Popular plan");
+    let guide = fixtures::guide(&owner, primary.id, "Popular plan");
     repos.sideboard_guides.insert(&guide).await?;
     let mut fans = Vec::new();
     for index in 0..6 {
@@ -3663,8 +3597,8 @@ pub async fn guide_likes_count_once_per_user_for_visible_guides(repos: &Reposito
     repos.users.insert(&bob).await?;
     let primary = deck(&alice, "Primary");
     repos.decks.insert(&primary).await?;
-    let public = new_guide(&alice, primary.id, "Public plan");
-    let mut private = new_guide(&alice, primary.id, "Private plan");
+    let public = fixtures::guide(&alice, primary.id, "Public plan");
+    let mut private = fixtures::guide(&alice, primary.id, "Private plan");
     private.content.visibility = Visibility::Private;
     let before = repos.sideboard_guides.insert(&public).await?;
     repos.sideboard_guides.insert(&private).await?;

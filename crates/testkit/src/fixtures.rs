@@ -6,10 +6,15 @@ use std::collections::BTreeMap;
 use deckhand_auth::TokenHash;
 use deckhand_domain::catalog::{CatalogEntry, Preference, Printing};
 use deckhand_domain::decks::ports::{Reviser, Revision};
-use deckhand_domain::decks::{Deck, DeckContent, HistoryType};
+use deckhand_domain::decks::{Deck, DeckContent, DeckId, HistoryType, Visibility};
 use deckhand_domain::identity::{
     ApiKey, ApiKeyId, GameScopes, Partner, PartnerSlug, PatId, PersonalAccessToken, Scope, Scopes,
     Tier, User, UserId, Username,
+};
+use deckhand_domain::sideboards::ports::{GuideReviser, GuideRevision, NewGuide, NewMatchup};
+use deckhand_domain::sideboards::{
+    CardOverride, Difficulty, GuideContent, GuideId, MatchupContent, MatchupId, OverrideType,
+    SideboardGuide,
 };
 use deckhand_domain::time::truncate_to_micros;
 use time::OffsetDateTime;
@@ -208,3 +213,63 @@ SELECT 'mtg', ('00000000-0000-0000-0000-' || lpad(n::text, 12, '0'))::uuid,
         ELSE '{\"modern\": \"legal\"}' END::jsonb
 FROM generate_series(1, 45000) AS n;
 ANALYZE catalog_cards, catalog_printings;";
+
+/// A public guide of `owner` in `mtg` on the deck `primary`, without matchups.
+pub fn guide(owner: &User, primary: DeckId, name: &str) -> NewGuide {
+    let id = GuideId(Uuid::now_v7());
+    NewGuide {
+        id,
+        game: "mtg".into(),
+        owner: owner.id,
+        content: GuideContent {
+            name: name.into(),
+            description: String::new(),
+            notes: String::new(),
+            visibility: Visibility::Public,
+            tags: Vec::new(),
+            format: None,
+            thumbnail: None,
+            youtube_url: None,
+            premium: false,
+        },
+        primary_deck: primary,
+        matchups: Vec::new(),
+        created_at: now(),
+        event: deckhand_domain::sideboards::events::created(&origin(), "mtg", id, primary, now()),
+    }
+}
+
+/// A hard matchup against `opponent` with one card brought in.
+pub fn matchup(opponent: &str, archetype: Option<&str>, sort_order: i32) -> NewMatchup {
+    NewMatchup {
+        id: MatchupId(Uuid::now_v7()),
+        content: MatchupContent {
+            opponent_deck_name: opponent.into(),
+            opponent_archetype: archetype.map(str::to_owned),
+            difficulty: Difficulty::Hard,
+            notes: String::new(),
+            play_notes: "On the play: keep two-landers.".into(),
+            draw_notes: String::new(),
+            sort_order,
+            thumbnail: None,
+            is_featured: false,
+            special_card_overrides: vec![CardOverride {
+                special_card_type: OverrideType::In,
+                card_id: "c-1".into(),
+                card_name: "Flusterstorm".into(),
+                quantity: 2,
+                sort_order: 0,
+            }],
+        },
+    }
+}
+
+/// Archives the guide (`is_archived`) or brings it back, at `at`.
+pub fn guide_archived(is_archived: bool, at: time::OffsetDateTime) -> GuideReviser {
+    Box::new(move |guide: &SideboardGuide| GuideRevision {
+        content: guide.content.clone(),
+        is_archived,
+        at,
+        origin: origin(),
+    })
+}

@@ -1294,6 +1294,130 @@ async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() 
     }
 }
 
+/// The guide list's totals agree across instances as the decks' do: whichever instance writes,
+/// the other's very next page counts a created guide, a deck attached to one (the `deckId`
+/// filter), a matchup added (the `opponentArchetype` filter) and an archive (the guide leaving
+/// all three). Every page is full, so each total is a remembered count.
+#[tokio::test]
+async fn a_guide_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() {
+    use deckhand_domain::decks::{PageRequest, SortOrder};
+    use deckhand_domain::events::EventType;
+    use deckhand_domain::sideboards::{GuideFilters, GuideQuery, GuideSort};
+    use deckhand_testkit::fixtures::{change, guide, guide_archived, matchup};
+
+    let (db, first, alice) = schema_with_alice().await;
+    let second =
+        deckhand_postgres::repositories(deckhand_postgres::connect(db.url(), 2).await.unwrap());
+    let instances = [&first, &second];
+    let primary = deck(&alice, "primary");
+    let attached = deck(&alice, "attached");
+    for new in [&primary, &attached] {
+        first.decks.insert(new).await.unwrap();
+    }
+    let query = |filters: GuideFilters| GuideQuery {
+        game: "mtg".into(),
+        viewer: alice.id,
+        filters,
+        sort: GuideSort::CreatedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page: 1, limit: 1 },
+        with_summary: false,
+    };
+    let lists = [
+        query(GuideFilters::default()),
+        query(GuideFilters {
+            deck: Some(attached.id),
+            ..GuideFilters::default()
+        }),
+        query(GuideFilters {
+            opponent_archetype_contains: Some("burn".into()),
+            ..GuideFilters::default()
+        }),
+    ];
+    let totals = async |repos: &Repositories| {
+        let mut totals = Vec::new();
+        for list in &lists {
+            let page = repos.sideboard_guides.list(list).await.unwrap();
+            assert_eq!(page.items.len(), 1, "a full page, so the total is counted");
+            totals.push(page.total);
+        }
+        totals
+    };
+    let add_to_every_list = async |repos: &Repositories, name: &str| {
+        let new = guide(&alice, primary.id, name);
+        repos.sideboard_guides.insert(&new).await.unwrap();
+        new.id
+    };
+    let seeded = add_to_every_list(&first, "seed").await;
+    first
+        .sideboard_guides
+        .attach(
+            seeded,
+            attached.id,
+            &change(EventType::GuideDeckAttached, now()),
+        )
+        .await
+        .unwrap();
+    first
+        .sideboard_guides
+        .add_matchup(
+            seeded,
+            &matchup("Mono-Red", Some("Burn"), 0),
+            &change(EventType::GuideMatchupCreated, now()),
+        )
+        .await
+        .unwrap();
+    let mut expected = vec![1, 1, 1];
+    for round in 0..8 {
+        // Both orders, and every write read first by the instance that did not make it.
+        let (writer, reader) = (instances[round % 2], instances[(round + 1) % 2]);
+        assert_eq!(totals(writer).await, expected, "round {round}, before");
+        assert_eq!(totals(reader).await, expected, "round {round}, before");
+
+        let id = add_to_every_list(writer, &format!("round {round}")).await;
+        expected[0] += 1;
+        assert_eq!(totals(reader).await, expected, "round {round}: created");
+        assert_eq!(totals(writer).await, expected, "round {round}: created");
+
+        reader
+            .sideboard_guides
+            .attach(
+                id,
+                attached.id,
+                &change(EventType::GuideDeckAttached, now()),
+            )
+            .await
+            .unwrap();
+        expected[1] += 1;
+        assert_eq!(totals(writer).await, expected, "round {round}: attached");
+        assert_eq!(totals(reader).await, expected, "round {round}: attached");
+
+        writer
+            .sideboard_guides
+            .add_matchup(
+                id,
+                &matchup("Boros", Some("Burn"), 0),
+                &change(EventType::GuideMatchupCreated, now()),
+            )
+            .await
+            .unwrap();
+        expected[2] += 1;
+        assert_eq!(totals(reader).await, expected, "round {round}: matchup");
+        assert_eq!(totals(writer).await, expected, "round {round}: matchup");
+
+        reader
+            .sideboard_guides
+            .revise(id, guide_archived(true, now()))
+            .await
+            .unwrap();
+        for total in &mut expected {
+            *total -= 1;
+        }
+        assert_eq!(totals(writer).await, expected, "round {round}: archived");
+        assert_eq!(totals(reader).await, expected, "round {round}: archived");
+    }
+}
+
 /// Through a transaction-mode pooler nothing is SET on a session, so the statement timeout is
 /// the server's own: a pool whose timeout differs refuses its connections, naming both values
 /// and the fix, rather than run without the limit it was given; one that matches works.

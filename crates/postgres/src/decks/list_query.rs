@@ -3,8 +3,9 @@
 //! `DeckQuery` (shared by the count and the page). Plans of every shape are in
 //! docs/benchmarks.md.
 
-use deckhand_domain::decks::{DeckQuery, DeckSort, PageRequest, RESULT_WINDOW};
+use deckhand_domain::decks::{DeckQuery, DeckSort, PageRequest};
 
+use crate::list_counts::Listed;
 use crate::rules::{Conditions, deck_order};
 use crate::statement::Bind;
 
@@ -30,22 +31,11 @@ pub(crate) fn page_window(conditions: &mut Conditions, page: PageRequest) -> Str
     }
 }
 
-/// The count of matches, capped one past the result window, and the changes of `game` it was
-/// counted under (a [`super::StampedCount`]). No join: every deck has exactly one stats row, so
-/// counting decks is enough, and the date indexes (which include visibility and owner) answer
-/// it by index-only scan.
+/// The count of matches (a [`Listed::count_sql`]). No join: every deck has exactly one stats
+/// row, so counting decks is enough, and the date indexes (which include visibility and owner)
+/// answer it by index-only scan.
 pub(super) fn count_sql(where_clause: &str, game: &str) -> String {
-    format!(
-        concat!(
-            "SELECT count(*) AS matches, ",
-            list_changes!("{game}"),
-            " AS list_changes FROM (SELECT 1 FROM decks d \
-             WHERE {where_clause} LIMIT {cap}) AS matching"
-        ),
-        game = game,
-        where_clause = where_clause,
-        cap = RESULT_WINDOW + 1
-    )
+    Listed::Decks.count_sql("decks d", where_clause, game)
 }
 
 /// Whether `sort` is by a counter, which `deck_stats` holds.

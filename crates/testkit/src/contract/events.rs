@@ -16,8 +16,8 @@ use deckhand_domain::sideboards::{Difficulty, MatchupContent, MatchupId};
 use serde_json::json;
 use uuid::Uuid;
 
-use super::{Outcome, new_guide, set_archived};
-use crate::fixtures::{deck, now, origin, revision_of, update_to, user};
+use super::Outcome;
+use crate::fixtures::{self, deck, now, origin, revision_of, update_to, user};
 
 /// Every event after `sequence`, in order.
 async fn log_after(repos: &Repositories, sequence: i64) -> anyhow::Result<Vec<Event>> {
@@ -80,11 +80,11 @@ pub async fn every_change_writes_its_event_and_a_refused_one_none(repos: &Reposi
     assert!(repos.decks.delete_guide(first.id, &strategy(true)).await?);
     assert!(!repos.decks.delete_guide(first.id, &strategy(true)).await?);
 
-    let guide = new_guide(&alice, first.id, "Plan");
+    let guide = fixtures::guide(&alice, first.id, "Plan");
     repos.sideboard_guides.insert(&guide).await?;
     repos
         .sideboard_guides
-        .revise(guide.id, set_archived(true, now()))
+        .revise(guide.id, fixtures::guide_archived(true, now()))
         .await?;
     let membership = |attached| {
         guide_events::deck_membership(&origin(), "mtg", guide.id, second.id, attached, now())
@@ -231,7 +231,7 @@ pub async fn the_feed_shows_each_reader_what_it_may_read_now(repos: &Repositorie
     for new in [&open, &hidden] {
         repos.decks.insert(new).await?;
     }
-    let guide = new_guide(&alice, open.id, "Plan");
+    let guide = fixtures::guide(&alice, open.id, "Plan");
     repos.sideboard_guides.insert(&guide).await?;
     let imported = origin().record(EventType::CatalogImported, "mtg", None, now(), json!({}));
     repos.catalog.record_import(&imported).await?;
@@ -289,7 +289,7 @@ pub async fn the_feed_shows_each_reader_what_it_may_read_now(repos: &Repositorie
     );
     repos
         .sideboard_guides
-        .revise(guide.id, set_archived(true, now()))
+        .revise(guide.id, fixtures::guide_archived(true, now()))
         .await?;
     assert_eq!(
         subjects(repos, &feed_query(reader(bob.id, true, true), 0)).await?,
