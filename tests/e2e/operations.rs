@@ -342,12 +342,19 @@ async fn the_openapi_document_documents_every_error_and_links() {
     assert_eq!(guide_body["youtube_url"]["type"], json!(["string", "null"]));
 }
 
-#[tokio::test]
-async fn fields_documented_as_nullable_accept_null() {
-    let app = TestApp::memory().await;
+/// What the tests of the document's bodies start from: a player's token with every deck and
+/// guide scope, the served OpenAPI document, and a deck and a guide of that player's.
+struct Documented {
+    token: String,
+    document: Value,
+    deck_id: String,
+    guide_id: String,
+}
+
+async fn documented_with_a_deck_and_a_guide(app: &TestApp, username: &str) -> Documented {
     let (_, token) = app
         .user_with_token(
-            "nula",
+            username,
             "decks:read decks:write sideboards:read sideboards:write",
         )
         .await;
@@ -356,20 +363,36 @@ async fn fields_documented_as_nullable_accept_null() {
         app.client
             .post(app.api("/games/mtg/decks"))
             .bearer_auth(&token)
-            .json(&json!({"name": "Nullable"})),
+            .json(&json!({"name": "Documented"})),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{deck}");
-    let deck_id = deck["id"].as_str().unwrap();
+    let deck_id = deck["id"].as_str().unwrap().to_owned();
     let (status, _, guide) = send(
         app.client
             .post(app.api("/games/mtg/sideboard-guides"))
             .bearer_auth(&token)
-            .json(&json!({"name": "Nullable", "deck_id": deck_id})),
+            .json(&json!({"name": "Documented", "deck_id": deck_id})),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{guide}");
-    let guide_id = guide["id"].as_str().unwrap();
+    Documented {
+        token,
+        document,
+        deck_id,
+        guide_id: guide["id"].as_str().unwrap().to_owned(),
+    }
+}
+
+#[tokio::test]
+async fn fields_documented_as_nullable_accept_null() {
+    let app = TestApp::memory().await;
+    let Documented {
+        token,
+        document,
+        deck_id,
+        guide_id,
+    } = documented_with_a_deck_and_a_guide(&app, "nula").await;
     for (schema, url) in [
         ("DeckPatchBody", format!("/games/mtg/decks/{deck_id}")),
         (
@@ -461,30 +484,12 @@ async fn the_oauth_client_endpoints_document_basic_auth_as_optional() {
 #[tokio::test]
 async fn a_create_and_a_patch_sharing_a_body_type_document_what_each_takes() {
     let app = TestApp::memory().await;
-    let (_, token) = app
-        .user_with_token(
-            "narrow",
-            "decks:read decks:write sideboards:read sideboards:write",
-        )
-        .await;
-    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
-    let (_, _, deck) = send(
-        app.client
-            .post(app.api("/games/mtg/decks"))
-            .bearer_auth(&token)
-            .json(&json!({"name": "Narrow"})),
-    )
-    .await;
-    let deck_id = deck["id"].as_str().unwrap();
-    let (status, _, guide) = send(
-        app.client
-            .post(app.api("/games/mtg/sideboard-guides"))
-            .bearer_auth(&token)
-            .json(&json!({"name": "Narrow", "deck_id": deck_id})),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{guide}");
-    let guide_id = guide["id"].as_str().unwrap();
+    let Documented {
+        token,
+        document,
+        deck_id,
+        guide_id,
+    } = documented_with_a_deck_and_a_guide(&app, "narrow").await;
     let guides = "/api/public/v1/games/{game}/sideboard-guides";
     let body_schema = |path: &str, method: &str| {
         let reference =
@@ -603,13 +608,12 @@ async fn a_create_and_a_patch_sharing_a_body_type_document_what_each_takes() {
 #[tokio::test]
 async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_field() {
     let app = TestApp::memory().await;
-    let (_, token) = app
-        .user_with_token(
-            "patcher",
-            "decks:read decks:write sideboards:read sideboards:write",
-        )
-        .await;
-    let (_, _, document) = send(app.client.get(app.api("/openapi.json"))).await;
+    let Documented {
+        token,
+        document,
+        deck_id,
+        guide_id,
+    } = documented_with_a_deck_and_a_guide(&app, "patcher").await;
     let post = |url: &str, body: Value| {
         send(
             app.client
@@ -618,14 +622,6 @@ async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_fie
                 .json(&body),
         )
     };
-    let (_, _, deck) = post("/games/mtg/decks", json!({"name": "Patched"})).await;
-    let deck_id = deck["id"].as_str().unwrap();
-    let (_, _, guide) = post(
-        "/games/mtg/sideboard-guides",
-        json!({"name": "Patched", "deck_id": deck_id}),
-    )
-    .await;
-    let guide_id = guide["id"].as_str().unwrap();
     let (status, _, matchup) = post(
         &format!("/games/mtg/sideboard-guides/{guide_id}/matchups"),
         json!({"opponent_deck_name": "Burn"}),
@@ -653,9 +649,9 @@ async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_fie
             .replace(
                 "{id}",
                 if path.contains("sideboard-guides") {
-                    guide_id
+                    &guide_id
                 } else {
-                    deck_id
+                    &deck_id
                 },
             );
         let (status, _, body) = send(

@@ -23,8 +23,8 @@ use serde_json::Value;
 use crate::chart::{self, BarGroup};
 use crate::cpu;
 use crate::local::{
-    self, Measured, free_address, oha, output, path_text, psql, query, run_oha, wait_for_health,
-    write_lines,
+    self, Measured, free_address, oha, output, path_text, psql, query, run_oha, seeded_urls,
+    wait_for_health,
 };
 use crate::pg::{self, Cluster, PgBouncer};
 use crate::{cargo, run_quietly};
@@ -212,7 +212,10 @@ fn measure(
             "-c",
             "SET session_replication_role = DEFAULT; \
              INSERT INTO deck_list_changes (game, changes) SELECT DISTINCT game, 1 FROM decks \
-             ON CONFLICT (game) DO UPDATE SET changes = deck_list_changes.changes + 1",
+             ON CONFLICT (game) DO UPDATE SET changes = deck_list_changes.changes + 1; \
+             INSERT INTO guide_list_changes (game, changes) \
+             SELECT DISTINCT game, 1 FROM sideboard_guides \
+             ON CONFLICT (game) DO UPDATE SET changes = guide_list_changes.changes + 1",
             "-c",
             "VACUUM ANALYZE",
         ],
@@ -260,22 +263,7 @@ fn measure(
              AND NOT is_archived AND owner_id = {own} ORDER BY id LIMIT 1"
         ),
     )?;
-    let public_decks = query(
-        cluster,
-        "SELECT id FROM decks WHERE game = 'mtg' AND visibility = 'public' AND NOT is_archived",
-    )?;
-    let view_urls = work.join("view-urls.txt");
-    write_lines(&view_urls, &public_decks, |id| {
-        format!("{base}{API}/decks/{id}/views")
-    })?;
-    let own_decks = query(
-        cluster,
-        &format!("SELECT id FROM decks WHERE game = 'mtg' AND owner_id = {own}"),
-    )?;
-    let patch_urls = work.join("patch-urls.txt");
-    write_lines(&patch_urls, &own_decks, |id| {
-        format!("{base}{API}/decks/{id}")
-    })?;
+    let urls = seeded_urls(cluster, work, &base)?;
     let resolve_body = work.join("resolve-1000.json");
     fs::write(&resolve_body, query(cluster, RESOLVE_BODY)?)?;
 
@@ -284,8 +272,8 @@ fn measure(
         base: &base,
         bearer: &bearer,
         detail_id: &detail_id,
-        view_urls: &view_urls,
-        patch_urls: &patch_urls,
+        view_urls: &urls.views,
+        patch_urls: &urls.patches,
         resolve_body: &resolve_body,
     };
     // Each server starts from the same data: the writes of one server's run (thousands of
@@ -330,6 +318,7 @@ fn measure(
         .with_context(|| format!("the server's log is {}", log.display()))?;
         runs.push(Run {
             label: server.label,
+            pooled: server.pooled,
             ceiling,
             rows,
         });
@@ -596,6 +585,8 @@ fn serve_and_drive(
 /// One server's measurements beside its own ceiling.
 struct Run {
     label: &'static str,
+    /// Whether the server ran through PgBouncer, whose CPU the run then reports too.
+    pooled: bool,
     ceiling: f64,
     rows: Vec<Row>,
 }
@@ -1026,11 +1017,7 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
         header.push_str(&format!(
             " {}: req/s (share) | p50 / p99 ms | stmts/req | CPU ms/req server / db{} |",
             run.label,
-            if run.label == "PgBouncer" {
-                " / pooler"
-            } else {
-                ""
-            }
+            if run.pooled { " / pooler" } else { "" }
         ));
         rule.push_str("---|---|---|---|");
     }
@@ -1054,7 +1041,7 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
                 .statements
                 .map_or(String::new(), |count| format!("{count:.1}"));
             let cpu = row.cpu.map_or(String::new(), |cpu| {
-                let pooler = if run.label == "PgBouncer" {
+                let pooler = if run.pooled {
                     format!(" / {:.3}", cpu.pooler_ms)
                 } else {
                     String::new()

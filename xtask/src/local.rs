@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
+use crate::loadtest::API;
 use crate::pg::{self, Cluster};
 use crate::{cargo, display};
 
@@ -188,6 +189,40 @@ pub fn write_lines(path: &Path, rows: &str, line: impl Fn(&str) -> String) -> Re
         bail!("no rows for {}", path.display());
     }
     fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The URL files, in `work`, that the loadtest and the soak drive over the seeded data (the
+/// `mtg` game at `base`): one per request shape, each listing every deck it may be sent to.
+pub struct SeededUrls {
+    /// The detail of each public, listed deck.
+    pub details: PathBuf,
+    /// A counted view of each of those decks.
+    pub views: PathBuf,
+    /// Each deck of the first seeded user, whom the loadtest's PAT is for.
+    pub patches: PathBuf,
+}
+
+pub fn seeded_urls(cluster: &Cluster, work: &Path, base: &str) -> Result<SeededUrls> {
+    let public_decks = query(
+        cluster,
+        "SELECT id FROM decks WHERE game = 'mtg' AND visibility = 'public' AND NOT is_archived",
+    )?;
+    let own_decks = query(
+        cluster,
+        "SELECT id FROM decks WHERE game = 'mtg' AND owner_id = md5('seed-user-1')::uuid",
+    )?;
+    let urls = SeededUrls {
+        details: work.join("detail-urls.txt"),
+        views: work.join("view-urls.txt"),
+        patches: work.join("patch-urls.txt"),
+    };
+    let deck = |id: &str| format!("{base}{API}/decks/{id}");
+    write_lines(&urls.details, &public_decks, deck)?;
+    write_lines(&urls.views, &public_decks, |id| {
+        format!("{}/views", deck(id))
+    })?;
+    write_lines(&urls.patches, &own_decks, deck)?;
+    Ok(urls)
 }
 
 /// oha from PATH or cargo's bin directory, installed there when missing.

@@ -404,11 +404,32 @@ fn target_dir(root: &Path) -> PathBuf {
         .unwrap_or(fallback)
 }
 
-/// The cargo that runs us (CARGO), so every step uses the same toolchain.
+/// The cargo that runs us (CARGO), so every step uses the same toolchain, without the
+/// variables `cargo run` set for xtask itself (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, ...):
+/// build scripts that watch them (ring's does) would otherwise see a change against a plain
+/// `cargo build` and rebuild themselves and everything above them.
 fn cargo_command(root: &Path) -> Command {
     let mut cmd = Command::new(env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root);
+    for (name, _) in env::vars_os() {
+        if name.to_str().is_some_and(set_for_xtask) {
+            cmd.env_remove(name);
+        }
+    }
     cmd
+}
+
+/// Whether `cargo run` sets the variable `name` for the crate it runs (here, xtask).
+fn set_for_xtask(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+        )
 }
 
 fn cargo(root: &Path, args: &[&str]) -> Result<()> {

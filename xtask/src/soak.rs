@@ -35,8 +35,8 @@ use crate::chart::{self, Panel, Series};
 use crate::lanes;
 use crate::loadtest::{API, SECRET_KEY};
 use crate::local::{
-    self, Measured, free_address, get_with, path_text, psql, query, run_oha, wait_for_health,
-    write_lines,
+    self, Measured, free_address, get_with, path_text, psql, query, run_oha, seeded_urls,
+    wait_for_health,
 };
 use crate::pg::Cluster;
 
@@ -296,26 +296,7 @@ fn soak(
         pat["token"].as_str().context("no token in the PAT")?
     );
     let oauth = lanes::make(admin, address, "soaker", "decks:read")?;
-    let public_decks = query(
-        cluster,
-        "SELECT id FROM decks WHERE game = 'mtg' AND visibility = 'public' AND NOT is_archived",
-    )?;
-    let detail_urls = work.join("detail-urls.txt");
-    write_lines(&detail_urls, &public_decks, |id| {
-        format!("{base}{API}/decks/{id}")
-    })?;
-    let view_urls = work.join("view-urls.txt");
-    write_lines(&view_urls, &public_decks, |id| {
-        format!("{base}{API}/decks/{id}/views")
-    })?;
-    let own_decks = query(
-        cluster,
-        "SELECT id FROM decks WHERE game = 'mtg' AND owner_id = md5('seed-user-1')::uuid",
-    )?;
-    let patch_urls = work.join("patch-urls.txt");
-    write_lines(&patch_urls, &own_decks, |id| {
-        format!("{base}{API}/decks/{id}")
-    })?;
+    let urls = seeded_urls(cluster, work, &base)?;
     let lanes = [
         Lane {
             name: "list",
@@ -323,11 +304,11 @@ fn soak(
         },
         Lane {
             name: "detail",
-            args: strings(&["--urls-from-file", &path_text(&detail_urls)?]),
+            args: strings(&["--urls-from-file", &path_text(&urls.details)?]),
         },
         Lane {
             name: "views",
-            args: strings(&["-m", "POST", "--urls-from-file", &path_text(&view_urls)?]),
+            args: strings(&["-m", "POST", "--urls-from-file", &path_text(&urls.views)?]),
         },
         Lane {
             name: "patch",
@@ -341,7 +322,7 @@ fn soak(
                 "-d",
                 r#"{"notes":"Soak notes: a new version, history record and event."}"#,
                 "--urls-from-file",
-                &path_text(&patch_urls)?,
+                &path_text(&urls.patches)?,
             ]),
         },
     ];
