@@ -142,8 +142,13 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     }
     // pg_stat_statements counts the statements each request costs the database.
     // auto_explain logs the plans of the list shapes' statements (`check_plans`); it is off
-    // (no threshold) until then.
-    cluster.start_with("-c shared_preload_libraries=pg_stat_statements,auto_explain")?;
+    // (no threshold) until then. Shared buffers of 2 GB hold the hot tables and indexes at
+    // every scale, as a deployment sized for its data would: with the default 128 MB, a run
+    // at 1,000,000 decks measured copies from the OS cache more than the data's size
+    // (docs/benchmarks.md, "Ten times the data").
+    cluster.start_with(
+        "-c shared_preload_libraries=pg_stat_statements,auto_explain -c shared_buffers=2GB",
+    )?;
     let log = cluster_dir.join("postgres.log");
     let result = measure(root, &cluster, &servers, &oha, &work, &log, options);
     if let Err(err) = cluster.stop() {
