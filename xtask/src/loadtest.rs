@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::chart::{self, BarGroup};
 use crate::cpu;
 use crate::local::{
-    self, Measured, free_address, oha, output, path_text, psql, query, run_oha, seeded_urls,
+    self, API, Measured, free_address, oha, output, path_text, psql, query, run_oha, seeded_urls,
     wait_for_health,
 };
 use crate::pg::{self, Cluster, PgBouncer};
@@ -64,7 +64,6 @@ impl Options {
     }
 }
 
-pub const API: &str = "/api/public/v1/games/mtg";
 /// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
 pub const SECRET_KEY: &str = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=";
 const CATALOG: &str = "../shared/data/mtg/default-cards-2019.jsonl.gz";

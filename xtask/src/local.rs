@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
-use crate::loadtest::API;
 use crate::pg::{self, Cluster};
 use crate::{cargo, display};
+
+/// The game the loadtest and the soak drive (`mtg`, which the seed fills), under the API root.
+pub const API: &str = "/api/public/v1/games/mtg";
 
 /// A local address no server listens on now: a port the system hands out, so a server left
 /// running by an earlier run can never answer for the one being started.

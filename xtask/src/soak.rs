@@ -33,9 +33,9 @@ use serde_json::{Value, json};
 use crate::cargo;
 use crate::chart::{self, Panel, Series};
 use crate::lanes;
-use crate::loadtest::{API, SECRET_KEY};
+use crate::loadtest::SECRET_KEY;
 use crate::local::{
-    self, Measured, free_address, get_with, path_text, psql, query, run_oha, seeded_urls,
+    self, API, Measured, free_address, get_with, path_text, psql, query, run_oha, seeded_urls,
     wait_for_health,
 };
 use crate::pg::Cluster;
