@@ -17,6 +17,7 @@ use deckhand_domain::sideboards::{
     SideboardGuide,
 };
 use deckhand_domain::time::truncate_to_micros;
+use deckhand_domain::webhooks::{Endpoint, GameSelection, TypeSelection, WebhookId};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -272,4 +273,23 @@ pub fn guide_archived(is_archived: bool, at: time::OffsetDateTime) -> GuideRevis
         at,
         origin: origin(),
     })
+}
+
+/// An enabled endpoint of `partner` at `url` for every event type and game, with a stand-in
+/// sealed secret.
+pub fn webhook_endpoint(partner: &Partner, url: &str) -> Endpoint {
+    Endpoint {
+        id: WebhookId(Uuid::now_v7()),
+        partner: partner.slug.as_str().to_owned(),
+        url: url.to_owned(),
+        types: TypeSelection::all(),
+        games: GameSelection(GameScopes::All),
+        description: Some("contract".into()),
+        enabled: true,
+        disabled_reason: None,
+        consecutive_failures: 0,
+        sealed_secret: vec![7; 60],
+        previous_secret: None,
+        created_at: now(),
+    }
 }

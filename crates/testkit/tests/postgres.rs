@@ -1487,27 +1487,12 @@ async fn through_a_pooler_a_connection_checks_the_servers_statement_timeout() {
 /// by `cargo xtask fuzz`).
 #[tokio::test]
 async fn an_endpoint_deleted_while_an_attempt_is_recorded_waits_for_it_without_a_deadlock() {
-    use deckhand_domain::identity::GameScopes;
-    use deckhand_domain::webhooks::{Endpoint, GameSelection, TypeSelection, WebhookId};
-    use deckhand_testkit::fixtures::partner_for;
+    use deckhand_testkit::fixtures::{partner_for, webhook_endpoint};
 
     let (db, repos, alice) = schema_with_alice().await;
     let partner = partner_for(&alice, "acme");
     repos.partners.insert(&partner).await.unwrap();
-    let endpoint = Endpoint {
-        id: WebhookId(Uuid::now_v7()),
-        partner: "acme".into(),
-        url: "https://hooks.example.com/a".into(),
-        types: TypeSelection::all(),
-        games: GameSelection(GameScopes::All),
-        description: None,
-        enabled: true,
-        disabled_reason: None,
-        consecutive_failures: 0,
-        sealed_secret: vec![7; 60],
-        previous_secret: None,
-        created_at: now(),
-    };
+    let endpoint = webhook_endpoint(&partner, "https://hooks.example.com/a");
     repos.webhooks.create(&endpoint).await.unwrap();
     repos
         .decks

@@ -10,29 +10,12 @@ use deckhand_domain::webhooks::ports::CreateEndpointError;
 use deckhand_domain::webhooks::{
     AttemptOutcome, AttemptRecord, DeliveryId, DeliveryStatus, DisabledReason, Endpoint,
     EndpointChanges, GameSelection, ONE_MORE_ATTEMPT, RetrySchedule, TargetPolicy, TypeSelection,
-    WebhookId, WebhookUrl,
+    WebhookUrl,
 };
 use uuid::Uuid;
 
 use super::Outcome;
-use crate::fixtures::{deck, now, partner_for, user};
-
-fn endpoint(partner: &Partner, url: &str) -> Endpoint {
-    Endpoint {
-        id: WebhookId(Uuid::now_v7()),
-        partner: partner.slug.as_str().to_owned(),
-        url: url.to_owned(),
-        types: TypeSelection::all(),
-        games: GameSelection(GameScopes::All),
-        description: Some("contract".into()),
-        enabled: true,
-        disabled_reason: None,
-        consecutive_failures: 0,
-        sealed_secret: vec![7; 60],
-        previous_secret: None,
-        created_at: now(),
-    }
-}
+use crate::fixtures::{deck, now, partner_for, user, webhook_endpoint as endpoint};
 
 async fn a_partner(repos: &Repositories, owner: &str, slug: &str) -> anyhow::Result<Partner> {
     let owner = user(owner);
