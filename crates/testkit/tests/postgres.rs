@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deckhand_auth::TokenHash;
-use deckhand_domain::decks::ports::Reviser;
+use deckhand_domain::decks::ports::{InsertDeckError, Reviser};
 use deckhand_domain::decks::{
     Deck, DeckFilters, DeckId, DeckListing, DeckQuery, DeckSort, Page, PageRequest, SortOrder,
 };
@@ -499,6 +499,48 @@ async fn a_save_overtaken_between_its_read_and_its_write_decides_again_on_the_ne
             (2, "Overtaking".to_owned()),
             (3, "Mine".to_owned())
         ]
+    );
+}
+
+/// A write whose single statement ran but whose commit failed is reported failed, not saved.
+/// A statement outside a transaction commits after its rows are sent, when the deferred
+/// triggers (the list counters) run: a failure there, or a fast shutdown ending a commit that
+/// waits on a counter's lock, came after the rows, and a 201 was answered for a deck PostgreSQL
+/// rolled back (found by `faults::writes_acknowledged_across_a_database_restart_are_all_kept`).
+/// A deferred trigger of the test's own refuses the commit of one name.
+#[tokio::test]
+async fn a_write_whose_commit_fails_is_reported_failed_and_leaves_nothing() {
+    let (db, repos, alice) = schema_with_alice().await;
+    let kept = repos.decks.insert(&deck(&alice, "Kept")).await.unwrap();
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    conn.batch_execute(
+        "CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$; \
+         CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT OR UPDATE ON decks \
+             DEFERRABLE INITIALLY DEFERRED FOR EACH ROW \
+             WHEN (NEW.name = 'Refused at commit') EXECUTE FUNCTION refuse_at_commit()",
+    )
+    .await
+    .unwrap();
+
+    let created = repos.decks.insert(&deck(&alice, "Refused at commit")).await;
+    assert!(
+        matches!(created, Err(InsertDeckError::Unexpected(_))),
+        "{created:?}"
+    );
+    let saved = repos
+        .decks
+        .revise(kept.id, update_to("Refused at commit", now()))
+        .await;
+    assert!(saved.is_err(), "{saved:?}");
+
+    assert_eq!(
+        texts(&db, "SELECT name || ' v' || version AS value FROM decks").await,
+        ["Kept v1"]
+    );
+    assert_eq!(
+        texts(&db, "SELECT count(*)::text AS value FROM deck_versions").await,
+        ["1"]
     );
 }
 

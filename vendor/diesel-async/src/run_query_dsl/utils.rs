@@ -77,17 +77,28 @@ where
 
 /// Converts a stream into a future, only yielding the first element.
 /// Based on [`futures_util::stream::StreamFuture`].
-pub struct LoadNext<St> {
+///
+/// Deckhand patch: the stream is read to its end, and an error after the first element is the
+/// result. A statement outside a transaction commits after its rows are sent (on the
+/// protocol's Sync), and tokio-postgres reports a failed commit (a deferred trigger's error, a
+/// shutdown) only as the stream's last item: upstream stopped at the first row and returned it
+/// as a success for a statement PostgreSQL had rolled back.
+pub struct LoadNext<St: TryStream> {
     stream: Option<St>,
+    first: Option<St::Ok>,
 }
 
-impl<St> LoadNext<St> {
+impl<St: TryStream> LoadNext<St> {
     pub(crate) fn new(stream: St) -> Self {
         Self {
             stream: Some(stream),
+            first: None,
         }
     }
 }
+
+// `first` is never pinned: it is moved out as the result.
+impl<St: TryStream + Unpin> Unpin for LoadNext<St> {}
 
 impl<St> Future for LoadNext<St>
 where
@@ -96,14 +107,18 @@ where
     type Output = QueryResult<St::Ok>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let first = {
-            let s = self.stream.as_mut().expect("polling LoadNext twice");
-            ready!(s.try_poll_next_unpin(cx))
+        let this = &mut *self;
+        let stream = this.stream.as_mut().expect("polling LoadNext twice");
+        let outcome = loop {
+            match ready!(stream.try_poll_next_unpin(cx)) {
+                Some(Ok(row)) => {
+                    this.first.get_or_insert(row);
+                }
+                Some(Err(error)) => break Err(error),
+                None => break this.first.take().ok_or(diesel::result::Error::NotFound),
+            }
         };
-        self.stream = None;
-        match first {
-            Some(first) => Poll::Ready(first),
-            None => Poll::Ready(Err(diesel::result::Error::NotFound)),
-        }
+        this.stream = None;
+        Poll::Ready(outcome)
     }
 }
