@@ -255,6 +255,15 @@ const EVENT_COLUMNS: &str = "sequence, id, type AS type_, game, occurred_at, sub
 /// ones in it (judged by the read rule of `rules`, on the subjects as they are now; the walk
 /// stops at the `limit + 1`st, so a page of readable events probes only its own subjects), and
 /// the log's figures. Without a cursor the window starts at the oldest retained event.
+///
+/// The readable events are walked from the window's events as a subquery capped at the
+/// window's size, not from the sequence range alone: its row estimate is then the window's at
+/// any size of the log, so PostgreSQL's plan cache settles on one generic plan for the
+/// statement. From the range alone the estimate grew with the log, and at 1,000,000 events
+/// every request was planned anew (docs/benchmarks.md, "Ten times the data"). Each event's
+/// subject is looked up in its own table only: in a lateral subquery kept apart (`OFFSET 0`),
+/// the subject kind is a one-time filter before the probe, where a join condition was checked
+/// after it, and every deck event also probed the guides' key.
 fn scan_statement(query: &FeedQuery) -> Statement {
     let mut conditions = Conditions::default();
     let game = conditions.param(Bind::Text(query.game.clone()));
@@ -275,30 +284,33 @@ fn scan_statement(query: &FeedQuery) -> Statement {
         .viewer
         .map(|viewer| conditions.param(Bind::Uuid(viewer.0)));
     let mut readable = vec!["e.subject_kind = 'catalog'".to_owned()];
+    let mut subjects = String::new();
     for (kind, alias, wanted) in [
         (SubjectKind::Deck, "d", reader.deck_events),
         (SubjectKind::SideboardGuide, "g", reader.guide_events),
     ] {
-        if wanted {
-            let rule = readable_sql(alias, Reach::ById, viewer.as_deref());
-            readable.push(format!(
-                "(e.subject_kind = '{}' AND {alias}.id IS NOT NULL AND {rule})",
-                kind.as_str()
-            ));
-        }
+        let Some(table) = subject_table(kind).filter(|_| wanted) else {
+            continue;
+        };
+        let kind = kind.as_str();
+        subjects.push_str(&format!(
+            " LEFT JOIN LATERAL (SELECT * FROM {table} {alias} WHERE e.subject_kind = '{kind}' \
+             AND {alias}.id = e.subject_id OFFSET 0) {alias} ON true"
+        ));
+        let rule = readable_sql(alias, Reach::ById, viewer.as_deref());
+        readable.push(format!(
+            "(e.subject_kind = '{kind}' AND {alias}.id IS NOT NULL AND {rule})"
+        ));
     }
     let limit = conditions.param(Bind::Int(i64::from(query.limit) + 1));
     conditions.statement(format!(
         "WITH scan_window AS MATERIALIZED (SELECT count(*) AS scanned, max(w.sequence) AS \
          scanned_through FROM (SELECT e.sequence FROM events e WHERE e.game = {game} \
          AND e.sequence > {after} ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}) w), \
-         readable AS (SELECT e.* FROM events e \
-         LEFT JOIN decks d ON e.subject_kind = 'deck' AND d.id = e.subject_id \
-         LEFT JOIN sideboard_guides g ON e.subject_kind = 'sideboard_guide' \
-         AND g.id = e.subject_id \
-         WHERE e.game = {game} AND e.sequence > {after} \
-         AND e.sequence <= (SELECT scanned_through FROM scan_window) \
-         AND ({}){types} ORDER BY e.sequence LIMIT {limit}) \
+         readable AS (SELECT e.* FROM (SELECT * FROM events e WHERE e.game = {game} \
+         AND e.sequence > {after} AND e.sequence <= (SELECT scanned_through FROM scan_window) \
+         ORDER BY e.sequence LIMIT {FEED_SCAN_WINDOW}) e{subjects} \
+         WHERE ({}){types} ORDER BY e.sequence LIMIT {limit}) \
          SELECT l.last_sequence, l.pruned_through, w.scanned, w.scanned_through, \
          r.sequence, r.id, r.type AS type_, r.game, r.occurred_at, r.subject_id, \
          r.actor_user_id, r.actor_partner, r.data \
@@ -306,6 +318,15 @@ fn scan_statement(query: &FeedQuery) -> Statement {
          ORDER BY r.sequence",
         readable.join(" OR ")
     ))
+}
+
+/// The table of the subjects of `kind`; the catalog has none.
+fn subject_table(kind: SubjectKind) -> Option<&'static str> {
+    match kind {
+        SubjectKind::Deck => Some("decks"),
+        SubjectKind::SideboardGuide => Some("sideboard_guides"),
+        SubjectKind::Catalog => None,
+    }
 }
 
 /// The newest sequence this instance has heard of, and a count of the times its listener
@@ -450,10 +471,8 @@ impl EventRepository for PgEvents {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
-        let table = match kind {
-            SubjectKind::Deck => "decks",
-            SubjectKind::SideboardGuide => "sideboard_guides",
-            SubjectKind::Catalog => return Ok(None),
+        let Some(table) = subject_table(kind) else {
+            return Ok(None);
         };
         let mut conn = checkout(&self.pool).await?;
         let row: Option<SubjectRow> = Statement::new(

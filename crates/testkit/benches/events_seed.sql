@@ -7,7 +7,10 @@
 -- Deterministic (setseed). Shape: events of the seeded decks in their games (85% mtg), 97% deck
 -- events (deck.updated most), 2% sideboard guide events, 1% catalog imports; one forked deck in
 -- twenty (forked from a random older deck) so the `forkedFrom` filter has work. The insert
--- trigger's NOTIFY is off while loading (a million notifications in one transaction).
+-- trigger's NOTIFY is off while loading (a million notifications in one transaction). Rows are
+-- stored in sequence order, as the service appends them: the join below, left unordered,
+-- scattered each feed window's events over the whole table (docs/benchmarks.md, "Ten times the
+-- data").
 
 SELECT setseed(0.27);
 
@@ -43,7 +46,8 @@ SELECT e.n,
 FROM (SELECT n, random() AS r,
              1 + floor(random() * (SELECT count(*) FROM seed_subjects))::int AS subject
       FROM generate_series(1, current_setting('deckhand.seed_events')::int) AS n) e
-JOIN seed_subjects s ON s.n = e.subject;
+JOIN seed_subjects s ON s.n = e.subject
+ORDER BY e.n;
 
 UPDATE event_log SET last_sequence = (SELECT max(sequence) FROM events);
 ALTER TABLE events ENABLE TRIGGER events_notify;
