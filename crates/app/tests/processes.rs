@@ -193,12 +193,14 @@ async fn history(server: &Server, id: &str) -> Vec<(i64, String)> {
 
 /// A `deckhand serve` with one PATCH in flight: it renames a deck and waits on the deck's row
 /// lock, which `blocker`, a transaction of the test's own, holds.
+///
+/// Fields drop in order: the blocker's transaction ends before a failed test drops the schema.
 struct HeldPatch {
-    db: TestDb,
-    server: Server,
-    id: String,
     blocker: AsyncPgConnection,
+    server: Server,
     patch: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
+    id: String,
+    db: TestDb,
 }
 
 impl HeldPatch {
@@ -308,15 +310,20 @@ async fn on_sigterm_a_request_outliving_the_shutdown_timeout_is_dropped_and_leav
 
     let signalled = Instant::now();
     held.server.terminate();
-    held.server.exited(Duration::from_secs(6)).await;
+    let exit = held.server.exited(Duration::from_secs(6)).await;
     let exited_after = signalled.elapsed();
+    let answer = (&mut held.patch).await.unwrap();
+    // Early, the process could only have exited because the PATCH ended some other way: the
+    // answer and the log say which.
     assert!(
         exited_after >= Duration::from_secs(2),
-        "exited before the shutdown timeout: {exited_after:?}"
+        "exited {exited_after:?} after SIGTERM, before the shutdown timeout ({exit:?}); the \
+         PATCH got {answer:?}; its log: {}",
+        held.server.log()
     );
     assert!(
-        (&mut held.patch).await.unwrap().is_err(),
-        "the dropped request got an answer"
+        answer.is_err(),
+        "the dropped request got an answer: {answer:?}"
     );
 
     // Its transaction never commits: the deck stays whole at version 1.
