@@ -8,7 +8,7 @@
 //! to it: measure `pgbench -S` three times (the median: the database's own ceiling) and
 //! `GET /healthz` (the HTTP ceiling), drive every request of
 //! the table with oha (installed with `cargo install oha --locked` when missing) and print
-//! req/s, p50/p99 and each one's share of that median. Last, this tree's server answers every
+//! req/s, p50/p99 and each one's share of that median and of `/healthz`'s rate. Last, this tree's server answers every
 //! list sort and filter, the last page of the result window and feed pages once with
 //! auto_explain on, and every plan that scans a large table sequentially is printed.
 
@@ -595,6 +595,30 @@ struct Run {
     rows: Vec<Row>,
 }
 
+impl Run {
+    /// The rate of `GET /healthz` in this run: the HTTP ceiling (see [`HEALTHZ`]).
+    fn http_ceiling(&self) -> Option<f64> {
+        http_ceiling(&self.rows)
+    }
+}
+
+/// The first case: the server alone, no database. Each rate is also given as a share of it,
+/// beside its share of `pgbench -S`: two separate runs on a shared host compare by both, and
+/// where the two shares move apart between runs, the host changed between them rather than the
+/// request (docs/benchmarks.md, "Reading a run").
+const HEALTHZ: &str = "GET /healthz";
+
+fn http_ceiling(rows: &[Row]) -> Option<f64> {
+    rows.iter()
+        .find(|row| row.name == HEALTHZ)
+        .map(|row| row.measured.rate)
+}
+
+/// `rate` as a share of `ceiling`, as printed (`-` without a ceiling).
+fn share_text(rate: f64, ceiling: Option<f64>) -> String {
+    ceiling.map_or("-".to_owned(), |ceiling| format!("{:.3}", rate / ceiling))
+}
+
 /// What one request shape gave.
 struct Row {
     name: &'static str,
@@ -710,7 +734,7 @@ fn drive(
     let args = |items: &[&str]| items.iter().map(|item| (*item).to_owned()).collect();
     let cases = [
         Case {
-            name: "GET /healthz",
+            name: HEALTHZ,
             goal: None,
             oha: args(&[&format!("{base}/healthz")]),
         },
@@ -807,12 +831,21 @@ fn drive(
     let concurrency = options.connections.to_string();
     let seconds = format!("{}s", options.seconds);
     println!(
-        "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>14} {:>10} {}",
-        "request", "req/s", "p50 ms", "p99 ms", "ok", "share", "goal", "stmts/req", CPU_HEADER
+        "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>14} {:>10} {}",
+        "request",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "ok",
+        "share",
+        "/healthz",
+        "goal",
+        "stmts/req",
+        CPU_HEADER
     );
     println!(
-        "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>14} {:>10}",
-        "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "1"
+        "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>8} {:>14} {:>10}",
+        "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "-", "1"
     );
     let history_before = history(cluster)?;
     let mut rows = Vec::new();
@@ -837,7 +870,9 @@ fn drive(
             statements: Some(per_request),
             cpu: Some(cpu),
         };
-        print_row(&row, pgbench_rate);
+        // `/healthz` is measured first: its own row is its own ceiling.
+        let http = http_ceiling(&rows).or(Some(row.measured.rate));
+        print_row(&row, pgbench_rate, http);
         peaks.push((case.name, row.measured.rate));
         rows.push(row);
     }
@@ -889,7 +924,7 @@ fn drive(
             statements: None,
             cpu: None,
         };
-        print_row(&row, pgbench_rate);
+        print_row(&row, pgbench_rate, http_ceiling(&rows));
         rows.push(row);
     }
 
@@ -920,7 +955,7 @@ fn drive(
         statements: Some(per_request),
         cpu: None,
     };
-    print_row(&row, pgbench_rate);
+    print_row(&row, pgbench_rate, http_ceiling(&rows));
     rows.push(row);
 
     let status = fs::read_to_string(format!("/proc/{}/status", server.id()))?;
@@ -942,7 +977,8 @@ fn drive(
 /// server (backends and their helpers) and PgBouncer.
 const CPU_HEADER: &str = "cpu ms/req: server / database / pooler";
 
-fn print_row(row: &Row, ceiling: f64) {
+/// One row of the printed table: its shares of `ceiling` (`pgbench -S`) and of `http_ceiling`.
+fn print_row(row: &Row, ceiling: f64, http_ceiling: Option<f64>) {
     let measured = &row.measured;
     let verdict = match row.goal {
         Some(goal) if goal.met(measured, ceiling) => format!("{} ok", goal.text()),
@@ -959,13 +995,14 @@ fn print_row(row: &Row, ceiling: f64) {
         )
     });
     println!(
-        "{:<24} {:>9.0} {:>9.2} {:>9.2} {:>6.1}% {:>6.2} {:>14} {:>10} {cpu}",
+        "{:<24} {:>9.0} {:>9.2} {:>9.2} {:>6.1}% {:>6.2} {:>8} {:>14} {:>10} {cpu}",
         row.name,
         measured.rate,
         measured.p50_ms,
         measured.p99_ms,
         measured.ok_share * 100.0,
         measured.rate / ceiling,
+        share_text(measured.rate, http_ceiling),
         verdict,
         statements
     );
@@ -1019,7 +1056,7 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
     let mut rule = String::from("|---|");
     for run in runs {
         header.push_str(&format!(
-            " {}: req/s (share) | p50 / p99 ms | stmts/req | CPU ms/req server / db{} |",
+            " {}: req/s (share; of /healthz) | p50 / p99 ms | stmts/req | CPU ms/req server / db{} |",
             run.label,
             if run.pooled { " / pooler" } else { "" }
         ));
@@ -1053,9 +1090,10 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
                 format!("{:.3} / {:.3}{pooler}", cpu.server_ms, cpu.database_ms)
             });
             line.push_str(&format!(
-                " {:.0} ({:.3}) | {:.1} / {:.1} | {statements} | {cpu} |",
+                " {:.0} ({:.3}; {}) | {:.1} / {:.1} | {statements} | {cpu} |",
                 measured.rate,
                 measured.rate / run.ceiling,
+                share_text(measured.rate, run.http_ceiling()),
                 measured.p50_ms,
                 measured.p99_ms
             ));
@@ -1072,10 +1110,12 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
             serde_json::json!({
                 "label": run.label,
                 "ceiling": run.ceiling,
+                "http_ceiling": run.http_ceiling(),
                 "rows": run.rows.iter().map(|row| serde_json::json!({
                     "name": row.name,
                     "rate": row.measured.rate,
                     "share": row.measured.rate / run.ceiling,
+                    "healthz_share": run.http_ceiling().map(|http| row.measured.rate / http),
                     "p50_ms": row.measured.p50_ms,
                     "p99_ms": row.measured.p99_ms,
                     "statements": row.statements,
