@@ -23,7 +23,7 @@ use crate::rules::Conditions;
 /// from the page itself.
 const COUNT_TTL: Duration = Duration::from_secs(5);
 /// How many distinct filter combinations keep a count.
-pub(crate) const COUNT_CAPACITY: u64 = 10_000;
+const COUNT_CAPACITY: u64 = 10_000;
 
 /// A list whose totals are remembered, by the counter table its writes move.
 #[derive(Debug, Clone, Copy)]
