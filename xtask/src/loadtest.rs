@@ -189,40 +189,14 @@ fn measure(
         &["-c", "CREATE EXTENSION pg_stat_statements"],
     )?;
     let seeding = Instant::now();
-    let benches = root.join("crates/testkit/benches");
-    // Triggers off while seeding (`session_replication_role = replica`): the seed is one
-    // transaction, and `deck_list_changed` would bump one counter row once per deck in it, a
-    // chain of row versions each bump walks again (about an hour at 1,000,000 decks). The
-    // counters are set once afterwards; the seed's keys are consistent by construction.
-    let sizes = format!(
-        "SET session_replication_role = replica; \
-         SET deckhand.seed_decks = {}; SET deckhand.seed_guides = {}; SET deckhand.seed_events = {}",
-        options.decks,
-        options.guides(),
-        options.events()
-    );
-    psql(
+    local::seed(
         cluster,
-        "deckhand",
-        &[
-            "-c",
-            &sizes,
-            "-f",
-            &path_text(&benches.join("decks_seed.sql"))?,
-            "-f",
-            &path_text(&benches.join("sideboard_guides_seed.sql"))?,
-            "-f",
-            &path_text(&benches.join("events_seed.sql"))?,
-            "-c",
-            "SET session_replication_role = DEFAULT; \
-             INSERT INTO deck_list_changes (game, changes) SELECT DISTINCT game, 1 FROM decks \
-             ON CONFLICT (game) DO UPDATE SET changes = deck_list_changes.changes + 1; \
-             INSERT INTO guide_list_changes (game, changes) \
-             SELECT DISTINCT game, 1 FROM sideboard_guides \
-             ON CONFLICT (game) DO UPDATE SET changes = guide_list_changes.changes + 1",
-            "-c",
-            "VACUUM ANALYZE",
-        ],
+        root,
+        &local::SeedSizes {
+            decks: options.decks,
+            guides: options.guides(),
+            events: options.events(),
+        },
     )?;
     let catalog = root.join(CATALOG);
     app(&[

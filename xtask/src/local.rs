@@ -252,3 +252,50 @@ pub fn oha(root: &Path) -> Result<PathBuf> {
     cargo(root, &["install", "oha", "--locked"])?;
     installed().context("`cargo install oha` finished but oha is not on PATH or in ~/.cargo/bin")
 }
+
+/// How much the benchmark seeds of `crates/testkit/benches` put in the database.
+pub struct SeedSizes {
+    pub decks: u32,
+    /// Sideboard guides on those decks.
+    pub guides: u32,
+    /// Events about those decks.
+    pub events: u32,
+}
+
+/// Seeds the migrated `deckhand` database of `cluster` with the benchmark seeds, then analyzes
+/// it. Triggers are off while seeding (`session_replication_role = replica`): each seed is one
+/// transaction, and `deck_list_changed` would bump one counter row once per deck in it, a chain
+/// of row versions each bump walks again (about an hour at 1,000,000 decks). The list counters
+/// are set once afterwards; the seeds' keys are consistent by construction.
+pub fn seed(cluster: &Cluster, root: &Path, sizes: &SeedSizes) -> Result<()> {
+    let benches = root.join("crates/testkit/benches");
+    let settings = format!(
+        "SET session_replication_role = replica; \
+         SET deckhand.seed_decks = {}; SET deckhand.seed_guides = {}; SET deckhand.seed_events = {}",
+        sizes.decks, sizes.guides, sizes.events
+    );
+    psql(
+        cluster,
+        "deckhand",
+        &[
+            "-c",
+            &settings,
+            "-f",
+            &path_text(&benches.join("decks_seed.sql"))?,
+            "-f",
+            &path_text(&benches.join("sideboard_guides_seed.sql"))?,
+            "-f",
+            &path_text(&benches.join("events_seed.sql"))?,
+            "-c",
+            "SET session_replication_role = DEFAULT; \
+             INSERT INTO deck_list_changes (game, changes) SELECT DISTINCT game, 1 FROM decks \
+             ON CONFLICT (game) DO UPDATE SET changes = deck_list_changes.changes + 1; \
+             INSERT INTO guide_list_changes (game, changes) \
+             SELECT DISTINCT game, 1 FROM sideboard_guides \
+             ON CONFLICT (game) DO UPDATE SET changes = guide_list_changes.changes + 1",
+            "-c",
+            "VACUUM ANALYZE",
+        ],
+    )
+    .map(|_| ())
+}

@@ -208,24 +208,14 @@ fn seed_and_serve(
     );
     psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
     local::deckhand(deckhand, &url, SECRET_KEY, &["migrate"])?;
-    let benches = root.join("crates/testkit/benches");
-    let sizes = format!(
-        "SET deckhand.seed_decks = {0}; SET deckhand.seed_events = {0}",
-        options.decks
-    );
-    psql(
+    local::seed(
         cluster,
-        "deckhand",
-        &[
-            "-c",
-            &sizes,
-            "-f",
-            &path_text(&benches.join("decks_seed.sql"))?,
-            "-f",
-            &path_text(&benches.join("events_seed.sql"))?,
-            "-c",
-            "VACUUM ANALYZE",
-        ],
+        root,
+        &local::SeedSizes {
+            decks: options.decks,
+            guides: 0,
+            events: options.decks,
+        },
     )?;
     println!("seeded {0} decks and {0} events", options.decks);
     let address = free_address()?;
