@@ -6,9 +6,9 @@
 //! `deckhand admin`; then, for the `--baseline` binary if given and for this tree's release
 //! binary, one after the other, each on the seeded database as it was before any server wrote
 //! to it: measure `pgbench -S` three times (the median: the database's own ceiling) and
-//! `GET /healthz` (the HTTP ceiling), drive every request of
-//! the table with oha (installed with `cargo install oha --locked` when missing) and print
-//! req/s, p50/p99 and each one's share of that median and of `/healthz`'s rate. Last, this tree's server answers every
+//! `GET /healthz` (the HTTP ceiling), drive every request of the table with oha (installed
+//! with `cargo install oha --locked` when missing) and print req/s, p50/p99 and each one's
+//! share of that median and of `/healthz`'s rate. Last, this tree's server answers every
 //! list sort and filter, the last page of the result window and feed pages once with
 //! auto_explain on, and every plan that scans a large table sequentially is printed.
 
