@@ -18,6 +18,7 @@ mod hostile;
 mod idempotency;
 mod input_properties;
 mod likes;
+mod locations;
 mod methods;
 mod oauth;
 mod oauth_browser;

@@ -11,6 +11,7 @@ pub mod body;
 mod client_ip;
 mod conditional;
 pub mod connection;
+mod created;
 pub mod deprecation;
 mod dto;
 mod error;

@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.2.3",
+        version = "1.3.0",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
@@ -1001,6 +1001,92 @@ mod tests {
         assert_eq!(
             queued_delivery_link(&format!("{webhook}/ping"), webhook),
             None
+        );
+    }
+
+    /// The changelog's entries, newest first: each version with the `METHOD /path` code spans
+    /// (paths under the API base) its entry names.
+    fn changelog_entries(changelog: &str) -> Vec<(String, Vec<String>)> {
+        let mut entries: Vec<(String, Vec<String>)> = Vec::new();
+        for line in changelog.lines() {
+            if let Some(version) = line.strip_prefix("## ") {
+                entries.push((version.trim().to_owned(), Vec::new()));
+                continue;
+            }
+            let Some((_, named)) = entries.last_mut() else {
+                continue;
+            };
+            // Code spans are the odd pieces between backticks (none spans two lines here).
+            for span in line.split('`').skip(1).step_by(2) {
+                if let Some((method, path)) = span.split_once(' ')
+                    && ["GET", "POST", "PUT", "PATCH", "DELETE"].contains(&method)
+                    && path.starts_with('/')
+                {
+                    named.push(span.to_owned());
+                }
+            }
+        }
+        entries
+    }
+
+    /// Each change to the interface has its entry in the version that brought it: the newest
+    /// entry is the document's version, and every operation is named, by method and path, in
+    /// the entry of some version (the format checks once shipped without one).
+    #[test]
+    fn every_operation_is_named_in_the_changelog() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/changelog.md");
+        let changelog = std::fs::read_to_string(&path).unwrap();
+        let entries = changelog_entries(&changelog);
+        let document = crate::document();
+        assert_eq!(
+            entries.first().map(|(version, _)| version.as_str()),
+            Some(document.info.version.as_str()),
+            "docs/changelog.md opens with the entry of info.version"
+        );
+        let named: Vec<&String> = entries.iter().flat_map(|(_, named)| named).collect();
+        let mut missing = Vec::new();
+        for (path, item) in &document.paths.paths {
+            let operations = [
+                ("GET", item.get.is_some()),
+                ("POST", item.post.is_some()),
+                ("PUT", item.put.is_some()),
+                ("PATCH", item.patch.is_some()),
+                ("DELETE", item.delete.is_some()),
+            ];
+            for (method, _) in operations.into_iter().filter(|(_, present)| *present) {
+                let operation = format!(
+                    "{method} {}",
+                    path.strip_prefix(crate::API_BASE).unwrap_or(path)
+                );
+                if !named.iter().any(|span| **span == operation) {
+                    missing.push(operation);
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "operations no entry of docs/changelog.md names (as `METHOD /path`): {missing:?}"
+        );
+    }
+
+    #[test]
+    fn the_changelog_reader_finds_operations_per_version() {
+        let entries = changelog_entries(
+            "# Changelog\n\n## 1.1.0\n\n- `GET /games` and `POST /games/{game}/decks`;\n\
+             - `GET` alone, `decks:read`, `/games`.\n\n## 1.0.0\n\nText, `DELETE /x/{id}`.\n",
+        );
+        assert_eq!(
+            entries,
+            vec![
+                (
+                    "1.1.0".to_owned(),
+                    vec![
+                        "GET /games".to_owned(),
+                        "POST /games/{game}/decks".to_owned()
+                    ]
+                ),
+                ("1.0.0".to_owned(), vec!["DELETE /x/{id}".to_owned()]),
+            ]
         );
     }
 

@@ -3,6 +3,7 @@ use actix_web::{HttpResponse, post, web};
 use super::{DeckBody, DeckWriteRecord, write_record};
 use crate::access::{GamePath, PathAccess, WriteDecks};
 use crate::body::Body;
+use crate::created::created;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKeyHeader;
@@ -22,6 +23,7 @@ use crate::state::HttpState;
     responses(
         (status = 201, body = DeckWriteRecord, headers(
             ("ETag" = String, description = "`\"1\"`"),
+            ("Location" = String, description = "The new deck's URL"),
             ("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"),
         )),
         (status = 400, description = "A field is invalid (`details.fields`), or `Idempotency-Key` is not 1 to 255 printable ASCII characters", body = ErrorEnvelope,
@@ -67,7 +69,7 @@ pub async fn create_deck(
         .create(&principal, &game, body.into())
         .await?;
     Ok(write_record(
-        HttpResponse::Created(),
+        created(&state, &format!("/games/{}/decks/{}", game.slug, deck.id.0)),
         &deck,
         principal.acting_user(),
     ))

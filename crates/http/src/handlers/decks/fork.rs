@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 use super::{DeckWriteRecord, write_record};
 use crate::access::{DeckPath, PathAccess, WriteDecks};
 use crate::body::Body;
+use crate::created::created;
 use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKeyHeader;
@@ -40,6 +41,7 @@ pub struct ForkBody {
     responses(
         (status = 201, body = DeckWriteRecord, headers(
             ("ETag" = String, description = "`\"1\"`"),
+            ("Location" = String, description = "The new fork's URL"),
             ("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"),
         ), example = json!({
             "id": "01a1fd91-2c3d-7e4f-8a9b-0c1d2e3f4a5b", "name": "Stompy, my take", "notes": "",
@@ -95,7 +97,7 @@ pub async fn fork_deck(
         .fork(&principal, &game, deck, request)
         .await?;
     Ok(write_record(
-        HttpResponse::Created(),
+        created(&state, &format!("/games/{}/decks/{}", game.slug, fork.id.0)),
         &fork,
         principal.acting_user(),
     ))

@@ -3,6 +3,7 @@ use actix_web::{HttpResponse, post, web};
 use super::{GuideDetailDto, SideboardGuideBody};
 use crate::access::{GamePath, PathAccess, WriteSideboards};
 use crate::body::Body;
+use crate::created::created;
 use crate::dto::envelope::{ErrorEnvelope, IdempotencyFailures, ServiceFailures};
 use crate::error::ApiError;
 use crate::idempotency::IdempotencyKeyHeader;
@@ -15,7 +16,9 @@ use crate::state::HttpState;
     params(GamePath, IdempotencyKeyHeader),
     request_body = SideboardGuideBody,
     responses(
-        (status = 201, body = GuideDetailDto, headers(("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
+        (status = 201, body = GuideDetailDto, headers(
+            ("Location" = String, description = "The new guide's URL"),
+            ("Idempotent-Replayed" = String, description = "`true` when this is the stored response of an earlier request with the same `Idempotency-Key`"))),
         (status = 400, description = "`Idempotency-Key` is not 1 to 255 printable ASCII characters; or A field is invalid, or `deck_id` is not a deck of the caller (`details.fields`)", body = ErrorEnvelope),
         (status = 401, body = ErrorEnvelope), (status = 403, body = ErrorEnvelope), (status = 404, description = "Unknown game", body = ErrorEnvelope),
         ServiceFailures,
@@ -40,5 +43,9 @@ pub async fn create_guide(
         .sideboard_guides
         .create(&principal, &game, body.into())
         .await?;
-    Ok(HttpResponse::Created().json(GuideDetailDto::from(&detail)))
+    let location = format!(
+        "/games/{}/sideboard-guides/{}",
+        game.slug, detail.guide.id.0
+    );
+    Ok(created(&state, &location).json(GuideDetailDto::from(&detail)))
 }

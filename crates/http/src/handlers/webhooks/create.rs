@@ -3,6 +3,7 @@ use actix_web::{HttpResponse, post, web};
 use super::{NewWebhookBody, WebhookWithSecret, partner};
 use crate::auth::Caller;
 use crate::body::Body;
+use crate::created::created;
 use crate::dto::envelope::ErrorEnvelope;
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -12,7 +13,9 @@ use crate::state::HttpState;
     tag = "webhooks",
     request_body = NewWebhookBody,
     responses(
-        (status = 201, body = WebhookWithSecret),
+        (status = 201, body = WebhookWithSecret, headers(
+            ("Location" = String, description = "The new endpoint's URL"),
+        )),
         (status = 400, description = "Fields are invalid: a URL that is not `https://` or reaches a non-public address, unknown types, games outside the partner's scopes; or the partner has 16 endpoints", body = ErrorEnvelope),
         (status = 401, description = "Missing credentials, refused ones, or a lane other than signature alone or API key", body = ErrorEnvelope),
     ),
@@ -27,5 +30,6 @@ pub async fn create_webhook(
 ) -> Result<HttpResponse, ApiError> {
     let partner = partner(&principal)?;
     let (endpoint, secret) = state.services.webhooks.create(partner, body.into()).await?;
-    Ok(HttpResponse::Created().json(WebhookWithSecret::new(&endpoint, secret)))
+    Ok(created(&state, &format!("/webhooks/{}", endpoint.id.0))
+        .json(WebhookWithSecret::new(&endpoint, secret)))
 }

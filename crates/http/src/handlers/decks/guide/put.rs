@@ -27,7 +27,9 @@ pub struct StrategyGuideBody {
     params(DeckPath),
     request_body = StrategyGuideBody,
     responses(
-        (status = 201, body = GuideDto, description = "Created"),
+        (status = 201, body = GuideDto, description = "Created", headers(
+            ("Location" = String, description = "The guide's URL"),
+        )),
         (status = 200, body = GuideDto, description = "Replaced"),
         (status = 400), (status = 401), (status = 403),
         (status = 404, description = "No such deck, or not the caller's"),
@@ -61,7 +63,10 @@ pub async fn put_guide(
         is_truncated: false,
     });
     Ok(if created {
-        HttpResponse::Created()
+        crate::created::created(
+            &state,
+            &format!("/games/{}/decks/{}/guide", game.slug, deck.0),
+        )
     } else {
         HttpResponse::Ok()
     }
