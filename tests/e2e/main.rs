@@ -27,6 +27,7 @@ mod operations;
 mod partners;
 mod pooler;
 mod probes;
+mod queries;
 mod replicas;
 mod resilience;
 mod sideboard_guides;

@@ -24,6 +24,7 @@ mod nul;
 mod oauth_error;
 mod openapi;
 mod pagination;
+mod query;
 mod rate_limit;
 mod revoked_uses;
 mod route_index;
@@ -124,9 +125,11 @@ where
 {
     app.app_data(web::PayloadConfig::new(body::MAX_BODY_BYTES))
         .app_data(web::PathConfig::default().error_handler(|_, _| ApiError::not_found().into()))
+        // Operations decode their queries with `query::Query`, whose errors name the
+        // parameter; this is for any `web::Query` still, and never passes on the parser's text.
         .app_data(
             web::QueryConfig::default()
-                .error_handler(|error, _| ApiError::bad_request(error.to_string()).into()),
+                .error_handler(|_, _| ApiError::bad_request("the query string is invalid").into()),
         )
         .default_service(web::to(route_index::fallback))
         // The last wrap is outermost: the request context sees the final response (and any

@@ -62,7 +62,7 @@ fn field(field: &str, code: &str, message: String) -> ApiError {
 pub async fn resolve_cards(
     state: web::Data<HttpState>,
     PathAccess { game, database, .. }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
-    query: web::Query<ResolveQuery>,
+    query: crate::query::Query<ResolveQuery>,
     Body(body): Body<ResolveBody>,
 ) -> Result<HttpResponse, ApiError> {
     let identifiers: Vec<CardIdentifier> = body

@@ -56,7 +56,7 @@ pub async fn check_deck(
         path: DeckPath { id: deck, .. },
         ..
     }: PathAccess<ReadDecks, DeckPath>,
-    query: web::Query<CheckQuery>,
+    query: crate::query::Query<CheckQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let as_of = as_of(&query.as_of)?;
     let report = state

@@ -75,7 +75,7 @@ pub async fn compare_decks(
         path,
         ..
     }: PathAccess<ReadDecks, ComparePath>,
-    query: web::Query<CompareQuery>,
+    query: crate::query::Query<CompareQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let diff = state
         .services

@@ -144,7 +144,7 @@ pub async fn deck_detail(
         database,
         ..
     }: PathAccess<ReadDecks, DeckPath, ReplicaMayServe>,
-    query: web::Query<DetailQuery>,
+    query: crate::query::Query<DetailQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let decks = &state.services_on(database).decks;
     // Only an expansion needs the card lines; without one they stay unread.

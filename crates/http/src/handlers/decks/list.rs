@@ -109,7 +109,7 @@ pub async fn list_decks(
         database,
         ..
     }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
-    query: web::Query<DeckListQuery>,
+    query: crate::query::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (list, summary) = query.into_inner().into_request()?;
     let asked = list.page;

@@ -110,7 +110,7 @@ pub async fn list_events(
         database,
         ..
     }: PathAccess<ReadEvents, GamePath, ReplicaMayServe>,
-    params: web::Query<FeedParams>,
+    params: crate::query::Query<FeedParams>,
 ) -> Result<HttpResponse, ApiError> {
     let request = params.into_inner().into_request()?;
     let page = state

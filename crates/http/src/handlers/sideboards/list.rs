@@ -31,7 +31,7 @@ pub async fn list_guides(
         database,
         ..
     }: PathAccess<ReadSideboards, GamePath, ReplicaMayServe>,
-    query: web::Query<GuideListQuery>,
+    query: crate::query::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let list = query.into_inner().into_request()?;
     let page = state

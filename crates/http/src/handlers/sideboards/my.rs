@@ -44,7 +44,7 @@ pub async fn my_guides(
     PathAccess {
         principal, game, ..
     }: PathAccess<ReadSideboards, GamePath>,
-    query: web::Query<GuideListQuery>,
+    query: crate::query::Query<GuideListQuery>,
 ) -> Result<HttpResponse, ApiError> {
     principal.require_lane(&USER_LANES)?;
     let list = query.into_inner().into_request()?;

@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::{DeliveryDto, DeliveryPage, WebhookPath, partner};
 use crate::auth::Caller;
 use crate::dto::envelope::ErrorEnvelope;
-use crate::error::ApiError;
+use crate::error::{ApiError, FieldError};
 use crate::state::HttpState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -39,12 +39,16 @@ pub async fn list_deliveries(
     state: web::Data<HttpState>,
     path: web::Path<WebhookPath>,
     Caller(principal): Caller,
-    query: web::Query<DeliveriesQuery>,
+    query: crate::query::Query<DeliveriesQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let partner = partner(&principal)?;
     let limit = query.limit.unwrap_or(DEFAULT_DELIVERY_LIMIT);
     if !(1..=MAX_DELIVERY_LIMIT).contains(&limit) {
-        return Err(ApiError::bad_request("limit must be 1 to 100"));
+        return Err(ApiError::validation(vec![FieldError {
+            field: "limit".into(),
+            code: "range".into(),
+            message: format!("must be 1 to {MAX_DELIVERY_LIMIT}"),
+        }]));
     }
     let mut deliveries = state
         .services
