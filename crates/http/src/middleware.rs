@@ -21,6 +21,7 @@ use crate::client_ip::client_key;
 use crate::error::ApiError;
 use crate::nul;
 use crate::rate_limit::Decision;
+use crate::route_index::RouteIndex;
 use crate::state::HttpState;
 use crate::{API_BASE, OAUTH_BASE};
 
@@ -199,10 +200,21 @@ pub async fn api_gate(
             ))
             .map_into_right_body(),
         (_, Err(error)) => request.error_response(error).map_into_right_body(),
-        (_, Ok(_)) => next.call(request).await?.map_into_left_body(),
+        (_, Ok(_)) => match refused_method(&request) {
+            Some(refusal) => request.error_response(refusal).map_into_right_body(),
+            None => next.call(request).await?.map_into_left_body(),
+        },
     };
     rate_limit_headers(response.headers_mut(), decision);
     Ok(response)
+}
+
+/// 405 with `Allow` for a method the request's path does not take, before the router could
+/// hand it to a `{parameter}` pattern beside the path (see `RouteIndex::refuses`).
+fn refused_method(request: &ServiceRequest) -> Option<ApiError> {
+    let routes = request.app_data::<web::Data<RouteIndex>>()?;
+    let allowed = routes.refuses(routed_path(request), request.method().as_str())?;
+    Some(ApiError::method_not_allowed(&allowed))
 }
 
 /// The path the router matches, which is what decides where a request goes: the request

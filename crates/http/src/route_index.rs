@@ -77,6 +77,15 @@ impl RouteIndex {
         methods.dedup();
         Some(methods.join(", "))
     }
+
+    /// The `Allow` value when `path` exists but does not take `method`; `None` when it takes
+    /// it or when no route has the path. Asked before routing, because the router would give a
+    /// method a fixed segment lacks to the `{parameter}` beside it (`GET /decks/check` to the
+    /// deck detail, which finds no deck "check": a 404 where the path exists).
+    pub(crate) fn refuses(&self, path: &str, method: &str) -> Option<String> {
+        let allowed = self.allowed_methods(path)?;
+        (!allowed.split(", ").any(|taken| taken == method)).then_some(allowed)
+    }
 }
 
 /// Every request no route took: 405 with `Allow` when the path exists, else 404 (also where
@@ -116,5 +125,21 @@ mod tests {
             Some("GET, HEAD, PATCH")
         );
         assert_eq!(routes.allowed_methods("/nowhere"), None);
+    }
+
+    #[test]
+    fn a_method_the_fixed_segment_lacks_is_refused_though_the_parameter_takes_it() {
+        let routes = index(&[
+            ("/guides/my", &["GET"]),
+            ("/guides/{id}", &["GET", "PATCH"]),
+        ]);
+        assert_eq!(
+            routes.refuses("/guides/my", "PATCH").as_deref(),
+            Some("GET, HEAD")
+        );
+        assert_eq!(routes.refuses("/guides/my", "GET"), None);
+        assert_eq!(routes.refuses("/guides/my", "HEAD"), None);
+        assert_eq!(routes.refuses("/guides/0190", "PATCH"), None);
+        assert_eq!(routes.refuses("/nowhere", "PATCH"), None);
     }
 }
