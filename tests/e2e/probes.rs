@@ -128,3 +128,33 @@ async fn admin_commands_report_errors_clearly() {
         .unwrap_err();
     assert!(nobody.to_string().contains("no such user"), "{nobody}");
 }
+
+#[tokio::test]
+async fn a_users_token_where_a_partner_alone_is_taken_is_told_which_credentials_are() {
+    let app = TestApp::memory().await;
+    let (_, token) = app.user_with_token("carol", "decks:read").await;
+    for (method, path) in [
+        (reqwest::Method::GET, "/_probe/partner"),
+        (reqwest::Method::GET, "/webhooks"),
+        (reqwest::Method::POST, "/webhooks"),
+    ] {
+        let (status, _, body) = send(
+            app.client
+                .request(method.clone(), app.api(path))
+                .bearer_auth(&token)
+                .json(&json!({"url": "https://93.184.216.34/hook"})),
+        )
+        .await;
+        // The contract's status and code, as before; the message and details now guide.
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{method} {path}");
+        let details = assert_envelope(&body, "SERVICE_AUTHENTICATION_FAILED");
+        assert_eq!(details["reason"], "partner_lane_required", "{body}");
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("X-Api-Key"), "{message}");
+        assert!(message.contains("X-Signature"), "{message}");
+    }
+    // Without credentials: still "needs credentials".
+    let (status, _, body) = send(app.client.get(app.api("/webhooks"))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_envelope(&body, "SERVICE_AUTHENTICATION_REQUIRED");
+}

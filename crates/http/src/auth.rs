@@ -7,7 +7,8 @@ use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, web};
 use deckhand_domain::identity::{
-    AuthorizationHeader, PresentedCredentials, Principal, RequestFacts,
+    AccessDenied, AuthorizationHeader, Lane, PartnerRef, PresentedCredentials, Principal,
+    RequestFacts,
 };
 use futures_util::future::LocalBoxFuture;
 
@@ -29,6 +30,22 @@ pub struct BodyDigest(pub [u8; 32]);
 
 /// The header that carries a partner signature.
 pub const X_SIGNATURE: &str = "x-signature";
+
+/// The partner behind a request on a partner lane without a user (its signature alone, or
+/// one of its API keys), which the partner probe and the webhook endpoints take. Any other
+/// credentials are a 401 as before, saying which credentials these endpoints take: a user's
+/// token is accepted, just not here, and "not accepted" alone sent callers to check a token
+/// that was fine.
+pub(crate) fn partner_alone(principal: &Principal) -> Result<&PartnerRef, ApiError> {
+    match principal.require_lane(&[Lane::PartnerSignature, Lane::PartnerApiKey]) {
+        Ok(()) => principal
+            .partner
+            .as_ref()
+            .ok_or_else(ApiError::authentication_failed),
+        Err(AccessDenied::LaneNotAccepted) => Err(ApiError::partner_lane_required()),
+        Err(denied) => Err(denied.into()),
+    }
+}
 
 /// A credential header that cannot be read as one value: it fails authentication.
 pub(crate) struct Unreadable;

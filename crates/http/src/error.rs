@@ -92,6 +92,22 @@ impl ApiError {
         )
     }
 
+    /// 401 for a user's credentials (a PAT, an OAuth token, a signature with a PAT) where only
+    /// a partner acting alone is taken.
+    pub fn partner_lane_required() -> Self {
+        Self::new(
+            StatusCode::UNAUTHORIZED,
+            "SERVICE_AUTHENTICATION_FAILED",
+            "this endpoint takes a partner acting alone: send one of the partner's API keys \
+             (X-Api-Key) or its signature without a user's token (X-Partner-Id and X-Signature); \
+             a personal access token or an OAuth token acts for a user and is not taken here",
+        )
+        .with_details(json!({
+            "reason": "partner_lane_required",
+            "accepted": ["X-Api-Key", "X-Partner-Id + X-Signature"],
+        }))
+    }
+
     /// 400 with one entry per invalid field.
     pub fn validation(fields: Vec<FieldError>) -> Self {
         let message = match fields.as_slice() {

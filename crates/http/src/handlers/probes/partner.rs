@@ -1,5 +1,4 @@
 use actix_web::{HttpResponse, get};
-use deckhand_domain::identity::Lane;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -29,11 +28,7 @@ pub struct PartnerProbe {
 #[get("/_probe/partner")]
 #[tracing::instrument(level = "debug", skip_all)]
 pub async fn probe_partner(Caller(principal): Caller) -> Result<HttpResponse, ApiError> {
-    principal.require_lane(&[Lane::PartnerSignature, Lane::PartnerApiKey])?;
-    let partner = principal
-        .partner
-        .as_ref()
-        .ok_or_else(ApiError::authentication_failed)?;
+    let partner = crate::auth::partner_alone(&principal)?;
     Ok(HttpResponse::Ok().json(PartnerProbe {
         caller: principal.caller(),
         scopes: principal.scopes.names(),

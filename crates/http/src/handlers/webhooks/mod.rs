@@ -12,7 +12,7 @@ pub(crate) mod retry;
 pub(crate) mod rotate_secret;
 pub(crate) mod update;
 
-use deckhand_domain::identity::{Lane, PartnerRef, Principal};
+use deckhand_domain::identity::{PartnerRef, Principal};
 use deckhand_domain::webhooks::{Delivery, Endpoint, EndpointDraft};
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
@@ -24,11 +24,7 @@ use crate::error::ApiError;
 
 /// The partner behind a request, when it came on a partner lane without a user.
 fn partner(principal: &Principal) -> Result<&PartnerRef, ApiError> {
-    principal.require_lane(&[Lane::PartnerSignature, Lane::PartnerApiKey])?;
-    principal
-        .partner
-        .as_ref()
-        .ok_or_else(ApiError::authentication_failed)
+    crate::auth::partner_alone(principal)
 }
 
 /// The path of one endpoint.
