@@ -476,6 +476,9 @@ async fn two_decks_compare(app: TestApp) {
         let body = block.split_once('\n').unwrap().1;
         assert_eq!(exported.as_str().unwrap().trim_end(), body.trim_end());
     }
+    // Two decks with the same cards: one line that says so, not an empty body.
+    let same = text(app.client.get(format!("{}?format=text", compare(a, a)))).await;
+    assert_eq!(same, "// No card changes\n");
     let json = send(
         app.client
             .get(format!("{}?format=json", compare(a, b)))

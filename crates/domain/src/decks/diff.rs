@@ -102,7 +102,9 @@ pub fn between<'a>(game: &Game, from: impl Into<Side<'a>>, to: impl Into<Side<'a
 /// lines to add and one of the lines to remove (a quantity change is the difference), each in
 /// the export's line format. A block is a `// Add` or `// Remove` comment, the section's label
 /// as a header and its lines, so each block alone is a deck list that `text::parse` reads back;
-/// blocks are separated by one blank line. No card changes: the empty string.
+/// blocks are separated by one blank line. No card changes: the one comment line
+/// [`NO_CARD_CHANGES`], so the answer says so instead of being empty (and still reads back as
+/// a deck list without cards).
 pub fn as_text(game: &Game, diff: &VersionDiff) -> String {
     let mut blocks = Vec::new();
     for section in &diff.sections {
@@ -134,8 +136,14 @@ pub fn as_text(game: &Game, diff: &VersionDiff) -> String {
             }
         }
     }
+    if blocks.is_empty() {
+        return format!("{NO_CARD_CHANGES}\n");
+    }
     blocks.join("\n")
 }
+
+/// The whole of [`as_text`] when the decks have the same cards.
+pub const NO_CARD_CHANGES: &str = "// No card changes";
 
 /// The comment that opens a block of lines to add in [`as_text`].
 pub const ADD_MARKER: &str = "// Add";
@@ -488,6 +496,10 @@ mod tests {
         let diff = between(&game, &a, &b);
         assert_eq!((diff.from, diff.to), (3, 1));
         assert_eq!(diff.sections[0].removed[0].old_quantity, 4);
-        assert_eq!(as_text(&game, &between(&game, &a, &a)), "");
+        let unchanged = as_text(&game, &between(&game, &a, &a));
+        assert_eq!(unchanged, "// No card changes\n");
+        let parsed =
+            crate::decks::text::parse(&unchanged, &crate::decks::export::readable_sections(&game));
+        assert!(parsed.entries.is_empty() && parsed.warnings.is_empty());
     }
 }

@@ -31,7 +31,8 @@ pub enum CompareFormat {
 /// order a block of the lines to add and one of the lines to remove (a quantity change is the
 /// difference), each opened by a `// Add` or `// Remove` comment and headed by the section's
 /// label, lines in the export's format, blocks separated by one blank line; each block alone is
-/// a deck list the export's `text` reads. Both decks must be readable by the caller.
+/// a deck list the export's `text` reads; two decks with the same cards answer the one line
+/// `// No card changes`. Both decks must be readable by the caller.
 #[utoipa::path(
     tag = "decks",
     params(ComparePath, CompareQuery),
