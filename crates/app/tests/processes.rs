@@ -467,3 +467,46 @@ async fn two_instances_on_one_database_agree_on_replays_views_and_versions() {
         assert_eq!(deck["views"], 1, "{deck}");
     }
 }
+
+/// Pretty logs are coloured only on a terminal: written to a file, as here (or a pipe, or a
+/// log collector), they carry no escape codes.
+#[tokio::test]
+async fn pretty_logs_written_to_a_file_carry_no_colour_codes() {
+    let address = free_address();
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("pretty-uncoloured.log");
+    let child = Command::new(BINARY)
+        .arg("serve")
+        .env_remove("DATABASE_URL")
+        .env_remove("NO_COLOR")
+        .env("DECKHAND_BIND", address.to_string())
+        .env("DECKHAND_LOG_FORMAT", "pretty")
+        .env("DECKHAND_WORKERS", "1")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("start deckhand serve");
+    // On the memory store: no database needed; `Server` only adds the wait and the kill.
+    let mut server = Server {
+        child,
+        address,
+        log,
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !reqwest::get(server.url("/healthz"))
+        .await
+        .is_ok_and(|response| response.status() == StatusCode::OK)
+    {
+        assert!(
+            Instant::now() < deadline,
+            "deckhand serve never answered; its log: {}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server.terminate();
+    server.exited(Duration::from_secs(30)).await;
+    let text = server.log();
+    assert!(text.contains("in-memory store"), "{text}");
+    assert!(!text.contains('\u{1b}'), "escape codes in a file: {text:?}");
+}
