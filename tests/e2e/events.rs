@@ -283,3 +283,183 @@ async fn retention_on_memory() {
 async fn retention_on_postgres() {
     a_cursor_past_retention_is_gone(Store::Postgres).await;
 }
+
+/// A caller's share of held requests (issue 41): four waits held, a fifth answered at once as
+/// with `wait=0`, another caller unaffected; a client that hangs up gives its place back at once.
+async fn a_caller_holds_at_most_four_waits_and_a_client_that_hangs_up_ends_its_own(app: TestApp) {
+    let (_, alice) = app.user_with_token("alice", ALL).await;
+    let (_, bob) = app.user_with_token("bob", "decks:read").await;
+    let (_, head) = feed(&app, &alice, "?types=deck.*").await;
+    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let held = |token: &str| {
+        let request = app
+            .client
+            .get(app.api(&format!(
+                "/games/mtg/events?after={head}&wait=30&types=deck.*"
+            )))
+            .bearer_auth(token);
+        tokio::spawn(send(request))
+    };
+    let mut waits: Vec<_> = (0..4).map(|_| held(&alice)).collect();
+    waits_held(&app, 4).await;
+    let started = Instant::now();
+    let (status, fifth) = feed(&app, &alice, &format!("?after={head}&wait=30&types=deck.*")).await;
+    assert_eq!(status, StatusCode::OK, "{fifth}");
+    assert_eq!(fifth["data"], json!([]));
+    assert_eq!(fifth["next_cursor"], head.as_str());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // Another caller still waits, and is answered by the next readable event like the four.
+    waits.push(held(&bob));
+    waits_held(&app, 5).await;
+    let news = create_deck(&app, &alice, "News", "public").await;
+    for wait in waits {
+        let (status, _, body) = wait.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(listed(&body), [pair("deck.created", &news)]);
+    }
+    waits_held(&app, 0).await;
+    // Clients that hang up end their waits at once.
+    let (_, head) = feed(&app, &alice, "?types=deck.*").await;
+    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let hung_up: Vec<_> = (0..3)
+        .map(|_| {
+            let request = app
+                .client
+                .get(app.api(&format!("/games/mtg/events?after={head}&wait=30")))
+                .bearer_auth(&bob);
+            tokio::spawn(async move { request.send().await })
+        })
+        .collect();
+    waits_held(&app, 3).await;
+    for wait in hung_up {
+        wait.abort();
+    }
+    waits_held(&app, 0).await;
+}
+
+/// Waits until `app` holds exactly `held` feed requests (at most 20 s).
+async fn waits_held(app: &TestApp, held: u32) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while app.services.events.held_waits() != held {
+        assert!(
+            Instant::now() < deadline,
+            "{} waits held, expected {held}",
+            app.services.events.held_waits()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn wait_shares_on_memory() {
+    a_caller_holds_at_most_four_waits_and_a_client_that_hangs_up_ends_its_own(
+        TestApp::memory().await,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn wait_shares_on_postgres() {
+    a_caller_holds_at_most_four_waits_and_a_client_that_hangs_up_ends_its_own(
+        TestApp::postgres().await,
+    )
+    .await;
+}
+
+/// Ids inside `data` obey the read rule (issue 41): a fork of a private deck names its source
+/// only to those who may read it, and a guide's private deck likewise; `null` to the others.
+async fn ids_inside_data_are_null_to_readers_who_may_not_read_them(app: TestApp) {
+    let (_, alice) = app.user_with_token("alice", ALL).await;
+    let (_, bob) = app
+        .user_with_token("bob", "decks:read sideboards:read")
+        .await;
+    let private = create_deck(&app, &alice, "Draft", "private").await;
+    let (_, head) = feed(&app, &bob, "").await;
+    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let (status, _, fork) = send(
+        app.client
+            .post(app.api(&format!("/games/mtg/decks/{private}/fork")))
+            .bearer_auth(&alice)
+            .json(&json!({"visibility": ["public"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}");
+    let (status, _, guide) = send(
+        app.client
+            .post(app.api("/games/mtg/sideboard-guides"))
+            .bearer_auth(&alice)
+            .json(&json!({"name": "Plan", "deck_id": private, "visibility": ["public"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{guide}");
+    let data_of = |page: &Value, kind: &str| -> Value {
+        page["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|event| event["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {page}"))["data"]
+            .clone()
+    };
+    let query = format!("?after={head}");
+    let (_, bobs) = feed(&app, &bob, &query).await;
+    assert_eq!(
+        data_of(&bobs, "deck.created")["forked_from"],
+        Value::Null,
+        "{bobs}"
+    );
+    assert_eq!(
+        data_of(&bobs, "sideboard_guide.created"),
+        json!({"deck_id": null})
+    );
+    let (_, alices) = feed(&app, &alice, &query).await;
+    assert_eq!(
+        data_of(&alices, "deck.created")["forked_from"]["deck_id"],
+        private.as_str()
+    );
+    assert_eq!(
+        data_of(&alices, "sideboard_guide.created"),
+        json!({"deck_id": private})
+    );
+    // A held request answers by the same rule.
+    let waiting = {
+        let request = app
+            .client
+            .get(app.api(&format!(
+                "/games/mtg/events?after={}&wait=20",
+                bobs["next_cursor"].as_str().unwrap()
+            )))
+            .bearer_auth(&bob);
+        tokio::spawn(send(request))
+    };
+    waits_held(&app, 1).await;
+    let (status, _, again) = send(
+        app.client
+            .post(app.api(&format!("/games/mtg/decks/{private}/fork")))
+            .bearer_auth(&alice)
+            .json(&json!({"visibility": ["public"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    let (status, _, woken) = waiting.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "{woken}");
+    assert_eq!(
+        data_of(&woken, "deck.created")["forked_from"],
+        Value::Null,
+        "{woken}"
+    );
+}
+
+#[tokio::test]
+async fn ids_inside_data_on_memory() {
+    ids_inside_data_are_null_to_readers_who_may_not_read_them(TestApp::memory().await).await;
+}
+
+#[tokio::test]
+async fn ids_inside_data_on_postgres() {
+    ids_inside_data_are_null_to_readers_who_may_not_read_them(TestApp::postgres().await).await;
+}

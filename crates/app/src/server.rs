@@ -143,6 +143,10 @@ pub fn run(
                 .client_request_timeout(limits.client_request_timeout())
                 .client_disconnect_timeout(limits.client_disconnect_timeout())
                 .local_addr(local_addr)
+                // Each request can learn that its client has gone (a held feed request ends).
+                .on_connect_ext(|io: &EnvelopedIo<TcpStream>, data| {
+                    data.insert(io.peer());
+                })
                 .h1(map_config(app, |_| AppConfig::default()));
             fn_service(|stream: TcpStream| async move {
                 let peer = stream.peer_addr().ok();

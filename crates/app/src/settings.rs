@@ -8,6 +8,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use clap::{Args, ValueEnum};
 use deckhand_domain::decks::{DEFAULT_SOURCE_PROVIDERS, DeckPolicy};
+use deckhand_domain::events::WaitLimits;
 use deckhand_domain::oauth::{OAuthPolicy, SignInThrottle};
 use deckhand_domain::settings::ServiceSettings;
 use deckhand_domain::webhooks::{DeliveryPolicy, RetrySchedule, TargetPolicy};
@@ -103,6 +104,12 @@ pub struct ServeSettings {
     #[arg(long, env = "DECKHAND_EVENT_RETENTION_DAYS", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=3650))]
     pub event_retention_days: u32,
+
+    /// How many held feed requests (`wait`) one instance keeps at once; past it, and past 4 of
+    /// one caller, a feed request is answered at once.
+    #[arg(long, env = "DECKHAND_FEED_MAX_WAITERS", default_value_t = deckhand_domain::events::DEFAULT_MAX_WAITERS,
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub feed_max_waiters: u32,
 
     /// Requests per minute per tier (`anonymous=120,user=1200,partner=6000`), or `off`.
     #[arg(long, env = "DECKHAND_RATE_LIMITS", default_value = "anonymous=120,user=1200,partner=6000",
@@ -277,6 +284,10 @@ impl ServeSettings {
             ..OAuthPolicy::default()
         };
         settings.event_retention = time::Duration::days(i64::from(self.event_retention_days));
+        settings.feed_waits = WaitLimits {
+            per_instance: self.feed_max_waiters,
+            ..WaitLimits::default()
+        };
         Ok(settings)
     }
 

@@ -128,12 +128,19 @@ impl Opened {
         let primary = crate::webhooks::with_dns(services(self.primary));
         match self.replicas {
             None => ReadRouter::primary_only(primary),
-            Some(replicas) => ReadRouter::new(
-                primary,
-                replicas.repositories.into_iter().map(services).collect(),
-                replicas.status,
-                replicas.max_lag,
-            ),
+            Some(replicas) => {
+                // One instance, one count of held feed requests, whichever database reads.
+                let replica_services = replicas
+                    .repositories
+                    .into_iter()
+                    .map(|repositories| {
+                        let mut replica = services(repositories);
+                        replica.events = replica.events.sharing_waits_with(&primary.events);
+                        replica
+                    })
+                    .collect();
+                ReadRouter::new(primary, replica_services, replicas.status, replicas.max_lag)
+            }
         }
     }
 }

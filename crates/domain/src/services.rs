@@ -122,7 +122,7 @@ impl Services {
                 settings.sealing_key(),
                 settings.webhooks.clone(),
             ),
-            events: EventService::new(events, system.clock.clone()),
+            events: EventService::new(events, system.clock.clone(), settings.feed_waits),
             catalog,
             health,
             system,

@@ -1,6 +1,7 @@
 //! Settings the services need from the operator, validated by the app before they get here.
 
 use crate::decks::DeckPolicy;
+use crate::events::WaitLimits;
 use crate::oauth::OAuthPolicy;
 use crate::webhooks::DeliveryPolicy;
 
@@ -27,6 +28,9 @@ pub struct ServiceSettings {
     pub webhooks: DeliveryPolicy,
     /// How long events stay in the feed (`DECKHAND_EVENT_RETENTION_DAYS`).
     pub event_retention: time::Duration,
+    /// How many held feed requests a caller and the instance may hold
+    /// (`DECKHAND_FEED_MAX_WAITERS`).
+    pub feed_waits: WaitLimits,
 }
 
 impl ServiceSettings {
@@ -37,6 +41,7 @@ impl ServiceSettings {
             oauth: OAuthPolicy::default(),
             webhooks: DeliveryPolicy::default(),
             event_retention: time::Duration::days(30),
+            feed_waits: WaitLimits::default(),
         }
     }
 

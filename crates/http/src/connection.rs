@@ -20,11 +20,13 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::error::ApiError;
 
-/// A connection whose bare protocol-level refusals go out as enveloped responses.
+/// A connection whose bare protocol-level refusals go out as enveloped responses, and which
+/// tells its requests when the client has gone ([`PeerGone`]).
 pub struct EnvelopedIo<T> {
     io: T,
     /// Bytes accepted from the dispatcher (a rewritten refusal) not yet passed to `io`.
     pending: BytesMut,
+    peer: PeerGone,
 }
 
 impl<T> EnvelopedIo<T> {
@@ -32,7 +34,33 @@ impl<T> EnvelopedIo<T> {
         Self {
             io,
             pending: BytesMut::new(),
+            peer: PeerGone::default(),
         }
+    }
+
+    /// The signal that this connection's client has gone, for its requests (the server puts it
+    /// in each connection's data).
+    pub fn peer(&self) -> PeerGone {
+        self.peer.clone()
+    }
+}
+
+/// Set once the client of a connection has closed it (its end of the stream, or an error
+/// reading it). actix keeps running a request whose client has gone until it answers, and
+/// reads the socket while it runs, so the connection's reader is where the end is seen; a
+/// request that may be held long (a feed `wait`) races its work against [`PeerGone::gone`]
+/// and stops at once, holding nothing and reading nothing more for a client no one answers.
+#[derive(Debug, Clone, Default)]
+pub struct PeerGone(tokio_util::sync::CancellationToken);
+
+impl PeerGone {
+    /// Resolves when the client has gone.
+    pub async fn gone(&self) {
+        self.0.cancelled().await;
+    }
+
+    pub fn has_gone(&self) -> bool {
+        self.0.is_cancelled()
     }
 }
 
@@ -55,7 +83,18 @@ impl<T: AsyncRead + Unpin> AsyncRead for EnvelopedIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+        let this = self.get_mut();
+        let (room, filled) = (buf.remaining(), buf.filled().len());
+        let read = Pin::new(&mut this.io).poll_read(cx, buf);
+        let ended = match &read {
+            Poll::Ready(Ok(())) => room > 0 && buf.filled().len() == filled,
+            Poll::Ready(Err(_)) => true,
+            Poll::Pending => false,
+        };
+        if ended {
+            this.peer.0.cancel();
+        }
+        read
     }
 }
 

@@ -8,7 +8,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deckhand_domain::events::ports::EventRepository;
 use deckhand_domain::events::{
-    Event, EventRecord, FEED_SCAN_WINDOW, FeedQuery, FeedScan, SubjectAccess, SubjectKind,
+    Announcement, Event, EventRecord, FEED_SCAN_WINDOW, FeedQuery, FeedScan, JudgedEvent, News,
+    ReadableEvent, SubjectAccess, SubjectKind,
 };
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -85,6 +86,20 @@ fn subject(state: &State, kind: SubjectKind, id: Uuid) -> Option<SubjectAccess> 
     }
 }
 
+/// `event` with the read state now of its subject and of the deck its `data` names.
+fn judged(state: &State, event: &Event) -> JudgedEvent {
+    let record = &event.record;
+    JudgedEvent {
+        event: event.clone(),
+        subject: record
+            .subject_id
+            .and_then(|id| subject(state, record.subject_kind(), id)),
+        named: record
+            .named_deck()
+            .and_then(|id| subject(state, SubjectKind::Deck, id)),
+    }
+}
+
 pub(crate) struct MemoryEvents(pub(crate) Store);
 
 #[async_trait]
@@ -103,16 +118,17 @@ impl EventRepository for MemoryEvents {
             .collect();
         let readable = scanned
             .iter()
-            .filter(|event| {
-                let kind = event.record.subject_kind();
-                let now = event
-                    .record
-                    .subject_id
-                    .and_then(|id| subject(&state, kind, id));
-                query.types.admits(event.record.event_type) && query.reader.admits(kind, now)
+            .map(|event| judged(&state, event))
+            .filter(|judged| {
+                let record = &judged.event.record;
+                query.types.admits(record.event_type)
+                    && query.reader.admits(record.subject_kind(), judged.subject)
             })
             .take(query.limit as usize + 1)
-            .map(|event| (*event).clone())
+            .map(|judged| ReadableEvent {
+                event: judged.event,
+                named: judged.named,
+            })
             .collect();
         Ok(FeedScan {
             readable,
@@ -123,10 +139,43 @@ impl EventRepository for MemoryEvents {
         })
     }
 
-    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<News> {
         let mut news = self.0.lock().events.news.subscribe();
-        let _ = tokio::time::timeout(timeout, news.wait_for(|last| *last > sequence)).await;
-        Ok(())
+        if tokio::time::timeout(timeout, news.wait_for(|last| *last > sequence))
+            .await
+            .is_err()
+        {
+            return Ok(News::Quiet);
+        }
+        let state = self.0.lock();
+        let events = &state.events;
+        if sequence < events.pruned_through {
+            return Ok(News::Unknown);
+        }
+        let mut heard: Vec<Announcement> = events
+            .log
+            .iter()
+            .rev()
+            .take_while(|event| event.sequence > sequence)
+            .map(|event| Announcement {
+                sequence: event.sequence,
+                game: event.record.game.clone(),
+                event_type: event.record.event_type,
+            })
+            .collect();
+        heard.reverse();
+        Ok(News::Heard(heard))
+    }
+
+    async fn judged(&self, after: i64, through: i64) -> anyhow::Result<Vec<JudgedEvent>> {
+        let state = self.0.lock();
+        Ok(state
+            .events
+            .log
+            .iter()
+            .filter(|event| event.sequence > after && event.sequence <= through)
+            .map(|event| judged(&state, event))
+            .collect())
     }
 
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {

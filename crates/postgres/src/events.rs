@@ -9,17 +9,19 @@
 //! that took 7 can commit after one that took 8 was read. The lock is taken by the last
 //! statement of each writing transaction, so it is held for the commit alone.
 //!
-//! **Waking.** A trigger notifies `deckhand_events` with the sequence when an event commits;
-//! every instance listens ([`EventNews`]) and wakes its long-polling readers.
+//! **Waking.** A trigger notifies `deckhand_events` with the sequence, game and type when an
+//! event commits; every instance listens ([`EventNews`]), keeps the latest announcements, and
+//! wakes its long-polling readers with them (the domain's `WaitRoom` decides who reads what).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use deckhand_domain::events::ports::EventRepository;
 use deckhand_domain::events::{
-    Actor, Event, EventId, EventRecord, EventType, FEED_SCAN_WINDOW, FeedQuery, FeedScan,
-    SubjectAccess, SubjectKind,
+    Actor, Announcement, Event, EventId, EventRecord, EventType, FEED_SCAN_WINDOW, FeedQuery,
+    FeedScan, JudgedEvent, News, ReadableEvent, SubjectAccess, SubjectKind,
 };
 use deckhand_domain::identity::UserId;
 use deckhand_domain::readable::{Reach, Visibility};
@@ -162,6 +164,71 @@ struct ScanRow {
     scanned_through: Option<i64>,
     #[diesel(embed)]
     event: MaybeEventRow,
+    #[diesel(embed)]
+    named: MaybeAccessRow,
+}
+
+/// The read state of a deck or guide, when the row joined one.
+#[derive(Debug, QueryableByName)]
+struct MaybeAccessRow {
+    #[diesel(sql_type = Nullable<Text>)]
+    named_visibility: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    named_owner: Option<Uuid>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Bool>)]
+    named_archived: Option<bool>,
+}
+
+impl MaybeAccessRow {
+    fn into_access(self) -> anyhow::Result<Option<SubjectAccess>> {
+        access(self.named_visibility, self.named_owner, self.named_archived)
+    }
+}
+
+/// A read state from its nullable columns: `None` when no row was joined.
+fn access(
+    visibility: Option<String>,
+    owner: Option<Uuid>,
+    is_archived: Option<bool>,
+) -> anyhow::Result<Option<SubjectAccess>> {
+    let (Some(visibility), Some(owner), Some(is_archived)) = (visibility, owner, is_archived)
+    else {
+        return Ok(None);
+    };
+    let visibility = Visibility::from_stored(&visibility)
+        .ok_or_else(|| anyhow::anyhow!("a subject has visibility {visibility:?}"))?;
+    Ok(Some(SubjectAccess {
+        visibility,
+        owner: UserId(owner),
+        is_archived,
+    }))
+}
+
+/// One event after a sequence, with the read state of its subject and of the deck it names.
+#[derive(Debug, QueryableByName)]
+struct JudgedRow {
+    #[diesel(embed)]
+    event: EventRow,
+    #[diesel(sql_type = Nullable<Text>)]
+    subject_visibility: Option<String>,
+    #[diesel(sql_type = Nullable<SqlUuid>)]
+    subject_owner: Option<Uuid>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::Bool>)]
+    subject_archived: Option<bool>,
+    #[diesel(embed)]
+    named: MaybeAccessRow,
+}
+
+/// A lateral join `named` of the read state of the deck that the event `event` (an alias)
+/// names in its `data` (`EventRecord::named_deck`: a fork's source, a guide's deck); no row for
+/// events that name none.
+fn named_deck_join(event: &str) -> String {
+    format!(
+        " LEFT JOIN LATERAL (SELECT visibility AS named_visibility, owner_id AS named_owner, \
+         is_archived AS named_archived FROM decks \
+         WHERE id = coalesce({event}.data->'forked_from'->>'deck_id', {event}.data->>'deck_id')::uuid \
+         OFFSET 0) named ON true"
+    )
 }
 
 #[derive(Debug, QueryableByName)]
@@ -313,10 +380,11 @@ fn scan_statement(query: &FeedQuery) -> Statement {
          WHERE ({}){types} ORDER BY e.sequence LIMIT {limit}) \
          SELECT l.last_sequence, l.pruned_through, w.scanned, w.scanned_through, \
          r.sequence, r.id, r.type AS type_, r.game, r.occurred_at, r.subject_id, \
-         r.actor_user_id, r.actor_partner, r.data \
-         FROM event_log l CROSS JOIN scan_window w LEFT JOIN readable r ON true \
+         r.actor_user_id, r.actor_partner, r.data, named.* \
+         FROM event_log l CROSS JOIN scan_window w LEFT JOIN readable r ON true{named} \
          ORDER BY r.sequence",
-        readable.join(" OR ")
+        readable.join(" OR "),
+        named = named_deck_join("r"),
     ))
 }
 
@@ -329,12 +397,65 @@ fn subject_table(kind: SubjectKind) -> Option<&'static str> {
     }
 }
 
-/// The newest sequence this instance has heard of, and a count of the times its listener
-/// (re)connected or dropped, after which nothing it heard before can be trusted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// How many announcements an instance keeps: a held wait whose cursor is further behind the
+/// news reads the feed itself.
+const KEPT_ANNOUNCEMENTS: usize = 4096;
+
+/// What this instance has heard: the newest sequence, the latest announcements (ascending,
+/// without a gap), and a count of the times its listener (re)connected or dropped, after which
+/// nothing it heard before can be trusted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Heard {
     sequence: i64,
+    recent: VecDeque<Announcement>,
     resets: u64,
+}
+
+impl Heard {
+    /// Every announcement after `sequence`, when all of them are kept.
+    fn after(&self, sequence: i64) -> Option<Vec<Announcement>> {
+        let heard: Vec<Announcement> = self
+            .recent
+            .iter()
+            .filter(|news| news.sequence > sequence)
+            .cloned()
+            .collect();
+        let whole = heard
+            .iter()
+            .map(|news| news.sequence)
+            .eq(sequence + 1..=self.sequence);
+        whole.then_some(heard)
+    }
+
+    fn hear(&mut self, news: Announcement) -> bool {
+        if news.sequence <= self.sequence {
+            return false;
+        }
+        if self
+            .recent
+            .back()
+            .is_some_and(|last| last.sequence + 1 != news.sequence)
+        {
+            // A notification went missing: what is kept no longer runs without a gap.
+            self.recent.clear();
+        }
+        if self.recent.len() == KEPT_ANNOUNCEMENTS {
+            self.recent.pop_front();
+        }
+        self.sequence = news.sequence;
+        self.recent.push_back(news);
+        true
+    }
+}
+
+/// `<sequence> <game> <type>`, as the `events_notify` trigger sends it.
+fn announcement(payload: &str) -> Option<Announcement> {
+    let mut parts = payload.splitn(3, ' ');
+    Some(Announcement {
+        sequence: parts.next()?.parse().ok()?,
+        game: parts.next()?.to_owned(),
+        event_type: EventType::parse(parts.next()?)?,
+    })
 }
 
 /// What the `deckhand_events` listener tells the feed readers of this instance.
@@ -344,16 +465,19 @@ pub(crate) struct EventNews {
 
 impl Invalidate for EventNews {
     fn invalidate(&self, _listening: bool) {
-        self.heard.send_modify(|heard| heard.resets += 1);
+        self.heard.send_modify(|heard| {
+            heard.recent.clear();
+            heard.resets += 1;
+        });
     }
 
     fn notified(&self, payload: &str) {
-        if let Ok(sequence) = payload.parse::<i64>() {
-            self.heard.send_if_modified(|heard| {
-                let newer = sequence > heard.sequence;
-                heard.sequence = heard.sequence.max(sequence);
-                newer
-            });
+        match announcement(payload) {
+            Some(news) => {
+                self.heard.send_if_modified(|heard| heard.hear(news));
+            }
+            // Not in the expected shape (an older trigger): wake every reader to read again.
+            None => self.invalidate(true),
         }
     }
 }
@@ -441,8 +565,13 @@ impl EventRepository for PgEvents {
         let (scanned, scanned_through) = (first.scanned, first.scanned_through);
         let readable = rows
             .into_iter()
-            .filter_map(|row| row.event.into_row())
-            .map(EventRow::into_domain)
+            .filter_map(|row| Some((row.event.into_row()?, row.named)))
+            .map(|(event, named)| {
+                Ok(ReadableEvent {
+                    event: event.into_domain()?,
+                    named: named.into_access()?,
+                })
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(FeedScan {
             readable,
@@ -454,19 +583,75 @@ impl EventRepository for PgEvents {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()> {
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<News> {
         let deadline = Instant::now() + timeout;
         let mut heard = self.news.heard.subscribe();
-        let start = *heard.borrow_and_update();
-        if start.sequence <= sequence {
-            // Any change (news, or the listener dropping or reconnecting) ends the wait: the
-            // reader reads again and, finding nothing, waits again.
-            let _ = tokio::time::timeout_at(deadline, heard.changed()).await;
+        let resets = heard.borrow_and_update().resets;
+        loop {
+            let news = {
+                let now = heard.borrow_and_update();
+                if now.resets != resets {
+                    return Ok(News::Unknown);
+                }
+                (now.sequence > sequence).then(|| now.after(sequence))
+            };
+            match news {
+                Some(Some(news)) => {
+                    // A replica may not show yet what the primary announced: reading it now
+                    // would find nothing and send the reader straight back here.
+                    let newest = news.last().map_or(sequence, |news| news.sequence);
+                    self.caught_up_with(newest, deadline).await?;
+                    return Ok(News::Heard(news));
+                }
+                Some(None) => return Ok(News::Unknown),
+                None => {
+                    if tokio::time::timeout_at(deadline, heard.changed())
+                        .await
+                        .is_err()
+                    {
+                        return Ok(News::Quiet);
+                    }
+                }
+            }
         }
-        // A replica may not show yet what the primary announced: reading it now would find
-        // nothing and send the reader straight back here, spinning until it does.
-        let newest = heard.borrow().sequence;
-        self.caught_up_with(newest, deadline).await
+    }
+
+    #[tracing::instrument(level = "debug", skip_all)]
+    async fn judged(&self, after: i64, through: i64) -> anyhow::Result<Vec<JudgedEvent>> {
+        let mut conn = checkout(&self.pool).await?;
+        let rows: Vec<JudgedRow> = Statement::new(
+            format!(
+                "SELECT e.sequence, e.id, e.type AS type_, e.game, e.occurred_at, e.subject_id, \
+                 e.actor_user_id, e.actor_partner, e.data, \
+                 coalesce(d.visibility, g.visibility) AS subject_visibility, \
+                 coalesce(d.owner_id, g.owner_id) AS subject_owner, \
+                 coalesce(d.is_archived, g.is_archived) AS subject_archived, named.* \
+                 FROM events e \
+                 LEFT JOIN LATERAL (SELECT visibility, owner_id, is_archived FROM decks \
+                 WHERE e.subject_kind = 'deck' AND id = e.subject_id OFFSET 0) d ON true \
+                 LEFT JOIN LATERAL (SELECT visibility, owner_id, is_archived FROM sideboard_guides \
+                 WHERE e.subject_kind = 'sideboard_guide' AND id = e.subject_id OFFSET 0) g ON true\
+                 {} WHERE e.sequence > $1 AND e.sequence <= $2 ORDER BY e.sequence",
+                named_deck_join("e")
+            ),
+            vec![Bind::Int(after), Bind::Int(through)],
+        )
+        .load(&mut conn)
+        .await
+        .map_err(error::query)?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(JudgedEvent {
+                    event: row.event.into_domain()?,
+                    subject: access(
+                        row.subject_visibility,
+                        row.subject_owner,
+                        row.subject_archived,
+                    )?,
+                    named: row.named.into_access()?,
+                })
+            })
+            .collect()
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

@@ -174,6 +174,34 @@ impl EventRecord {
     pub fn subject_kind(&self) -> SubjectKind {
         self.event_type.subject_kind()
     }
+
+    /// The deck `data` names besides the subject: the source of a fork (`forked_from`), or a
+    /// guide's deck (`deck_id`). A reader who may not read it now sees it as `null`
+    /// ([`Self::hide_named_deck`]), as the resource endpoints would show it.
+    pub fn named_deck(&self) -> Option<Uuid> {
+        let named = match self.event_type {
+            EventType::DeckCreated => self.data.get("forked_from")?.get("deck_id")?,
+            EventType::GuideCreated
+            | EventType::GuideDeckAttached
+            | EventType::GuideDeckDetached => self.data.get("deck_id")?,
+            _ => return None,
+        };
+        named.as_str()?.parse().ok()
+    }
+
+    /// `data` with the deck it names ([`Self::named_deck`]) replaced by `null`.
+    pub fn hide_named_deck(&mut self) {
+        let field = match self.event_type {
+            EventType::DeckCreated => "forked_from",
+            EventType::GuideCreated
+            | EventType::GuideDeckAttached
+            | EventType::GuideDeckDetached => "deck_id",
+            _ => return,
+        };
+        if let Some(named) = self.data.get_mut(field) {
+            *named = Value::Null;
+        }
+    }
 }
 
 /// An event as the feed lists it: its record and its place in commit order.

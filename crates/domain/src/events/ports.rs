@@ -13,7 +13,8 @@ use time::OffsetDateTime;
 use uuid::Uuid;
 
 use super::model::{Event, SubjectKind};
-use super::query::{FeedQuery, FeedScan, SubjectAccess};
+use super::query::{FeedQuery, FeedScan, JudgedEvent, SubjectAccess};
+use super::waits::News;
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]
@@ -25,10 +26,17 @@ pub trait EventRepository: Send + Sync {
     /// One snapshot.
     async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan>;
 
-    /// Returns once an event after `sequence` has committed (in any game), or after `timeout`,
-    /// or early when the store cannot tell (a caller reads again either way). Woken by the
-    /// store, never by polling it.
-    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<()>;
+    /// Returns once an event after `sequence` has committed (in any game), with what was heard
+    /// ([`News::Heard`]: every event after `sequence`, announced with its game and type), or
+    /// [`News::Quiet`] after `timeout`, or [`News::Unknown`] when the store cannot tell. Woken
+    /// by the store, never by polling it; reads nothing of the log itself, except on a replica
+    /// catching up with what the primary announced.
+    async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<News>;
+
+    /// Every event after `after` through `through`, of every game, with the read state now of
+    /// its subject and of the deck its `data` names: one read, which every held wait woken by
+    /// the same news shares ([`super::WaitRoom`]).
+    async fn judged(&self, after: i64, through: i64) -> anyhow::Result<Vec<JudgedEvent>>;
 
     /// The read state of a deck or guide now (`None`: there is none such), for judging one
     /// event the way the feed would (webhook delivery).

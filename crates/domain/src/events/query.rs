@@ -108,6 +108,15 @@ impl FeedReader {
         }
     }
 
+    /// Whether an id of a deck or guide named inside an event's `data`, whose read state is now
+    /// `named` (`None`: gone), is shown to this reader; hidden ids are `null`.
+    pub fn sees_named(self, named: Option<SubjectAccess>) -> bool {
+        named.is_some_and(|named| {
+            self.rule()
+                .admits(named.visibility, named.owner, named.is_archived)
+        })
+    }
+
     /// Whether an event of `kind` whose subject is now `subject` (`None`: gone) is listed.
     pub fn admits(self, kind: SubjectKind, subject: Option<SubjectAccess>) -> bool {
         self.reads(kind)
@@ -133,11 +142,40 @@ pub struct FeedQuery {
     pub reader: FeedReader,
 }
 
+/// An event a reader may read, with the read state now of the deck its `data` names
+/// ([`crate::events::EventRecord::named_deck`]; `None`: it names none, or that deck is gone),
+/// which decides whether the reader sees that id or `null`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReadableEvent {
+    pub event: Event,
+    pub named: Option<SubjectAccess>,
+}
+
+impl ReadableEvent {
+    /// The event as `reader` sees it: ids in `data` it may not read are `null`.
+    pub fn seen_by(self, reader: FeedReader) -> Event {
+        let mut event = self.event;
+        if event.record.named_deck().is_some() && !reader.sees_named(self.named) {
+            event.record.hide_named_deck();
+        }
+        event
+    }
+}
+
+/// An event with the read state now of its subject and of the deck its `data` names: what a
+/// wait needs to judge it for any reader without asking the store again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgedEvent {
+    pub event: Event,
+    pub subject: Option<SubjectAccess>,
+    pub named: Option<SubjectAccess>,
+}
+
 /// What a store found for a [`FeedQuery`], in one snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedScan {
     /// The readable events among those looked at, ascending, at most `limit + 1`.
-    pub readable: Vec<Event>,
+    pub readable: Vec<ReadableEvent>,
     /// How many events were looked at (at most [`FEED_SCAN_WINDOW`]), and the last of them.
     pub scanned: u32,
     pub scanned_through: Option<i64>,
@@ -155,6 +193,17 @@ pub struct FeedPage {
     pub next: Cursor,
 }
 
+impl FeedPage {
+    /// No events, and the cursor where the reader stands.
+    pub fn nothing_new(next: Cursor) -> Self {
+        Self {
+            events: Vec::new(),
+            has_more: false,
+            next,
+        }
+    }
+}
+
 impl FeedScan {
     /// The page this scan makes for `query`: the one rule both stores use for `has_more` and
     /// the next cursor. `None` when the cursor points before the retained events (pruned).
@@ -165,17 +214,27 @@ impl FeedScan {
             None => self.pruned_through,
         };
         let limit = query.limit as usize;
+        let reader = query.reader;
+        let seen = |readable: Vec<ReadableEvent>| -> Vec<Event> {
+            readable
+                .into_iter()
+                .map(|readable| readable.seen_by(reader))
+                .collect()
+        };
         let page = if self.readable.len() > limit {
             self.readable.truncate(limit);
-            let next = self.readable.last().map_or(after, |event| event.sequence);
+            let next = self
+                .readable
+                .last()
+                .map_or(after, |readable| readable.event.sequence);
             FeedPage {
-                events: self.readable,
+                events: seen(self.readable),
                 has_more: true,
                 next: Cursor { sequence: next },
             }
         } else if self.scanned >= FEED_SCAN_WINDOW {
             FeedPage {
-                events: self.readable,
+                events: seen(self.readable),
                 has_more: true,
                 next: Cursor {
                     sequence: self.scanned_through.unwrap_or(after),
@@ -183,7 +242,7 @@ impl FeedScan {
             }
         } else {
             FeedPage {
-                events: self.readable,
+                events: seen(self.readable),
                 has_more: false,
                 next: Cursor {
                     sequence: self.last_sequence.max(after),

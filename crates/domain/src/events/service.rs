@@ -9,6 +9,7 @@ use crate::system::Clock;
 use super::cursor::Cursor;
 use super::ports::EventRepository;
 use super::query::{FeedPage, FeedQuery, FeedReader, TypeFilter};
+use super::waits::{News, WaitLimits, WaitRoom, Waiter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
@@ -33,15 +34,37 @@ pub struct FeedRequest {
 pub struct EventService {
     events: Arc<dyn EventRepository>,
     clock: Arc<dyn Clock>,
+    waits: Arc<WaitRoom>,
 }
 
 impl EventService {
-    pub fn new(events: Arc<dyn EventRepository>, clock: Arc<dyn Clock>) -> Self {
-        Self { events, clock }
+    pub fn new(
+        events: Arc<dyn EventRepository>,
+        clock: Arc<dyn Clock>,
+        limits: WaitLimits,
+    ) -> Self {
+        Self {
+            events,
+            clock,
+            waits: Arc::new(WaitRoom::new(limits)),
+        }
+    }
+
+    /// This service counting its held waits with `other`'s: the services of every database of
+    /// one instance share one room, so the limits are the instance's.
+    pub fn sharing_waits_with(mut self, other: &Self) -> Self {
+        self.waits = other.waits.clone();
+        self
+    }
+
+    /// How many feed requests are held now on this instance.
+    pub fn held_waits(&self) -> u32 {
+        self.waits.held()
     }
 
     /// A page of `game`'s feed as `principal` may read it now. With a wait and nothing new,
-    /// holds on until something readable commits or the wait is over.
+    /// holds on until something readable commits or the wait is over, within the caller's and
+    /// the instance's share of held waits (past it, answers at once).
     #[tracing::instrument(level = "debug", skip_all, fields(game))]
     pub async fn feed(
         &self,
@@ -57,23 +80,73 @@ impl EventService {
             reader: FeedReader::of(principal),
         };
         let deadline = self.clock.now() + request.wait;
+        let held = if request.wait.is_zero() {
+            None
+        } else {
+            Waiter::of(principal).and_then(|waiter| self.waits.admit(waiter))
+        };
+        let Some(_held) = held else {
+            return self.read(&query).await;
+        };
+        // A held request with a cursor starts with the news after it (the store's own, or one
+        // read the waits share) rather than a feed statement of its own: a client polling with
+        // the cursor it was handed costs nothing until there is news for it.
+        let mut next = match query.after {
+            Some(cursor) => cursor,
+            None => {
+                let page = self.read(&query).await?;
+                if !page.events.is_empty() || page.has_more {
+                    return Ok(page);
+                }
+                // Nothing readable yet: everything up to `next` has been looked at.
+                page.next
+            }
+        };
         loop {
-            let page = self
-                .events
-                .scan(&query)
-                .await?
-                .page(&query)
-                .ok_or(EventError::CursorExpired)?;
             let remaining = deadline - self.clock.now();
-            if !page.events.is_empty() || page.has_more || remaining <= time::Duration::ZERO {
+            if remaining <= time::Duration::ZERO {
+                return Ok(FeedPage::nothing_new(next));
+            }
+            let remaining = Duration::try_from(remaining).unwrap_or_default();
+            query.after = Some(next);
+            let page = match self.events.wait_for_news(next.sequence, remaining).await? {
+                News::Quiet => return Ok(FeedPage::nothing_new(next)),
+                News::Unknown => self.read(&query).await?,
+                News::Heard(heard) => {
+                    let Some(through) = heard.last().map(|news| news.sequence) else {
+                        continue;
+                    };
+                    let wanted = heard
+                        .iter()
+                        .any(|news| news.game == game && query.types.admits(news.event_type));
+                    if !wanted {
+                        next = Cursor { sequence: through };
+                        continue;
+                    }
+                    let now = self.clock.now();
+                    match self
+                        .waits
+                        .batch(&*self.events, next.sequence, through, now)
+                        .await?
+                    {
+                        Some(batch) => batch.page(&query).ok_or(EventError::CursorExpired)?,
+                        None => self.read(&query).await?,
+                    }
+                }
+            };
+            if !page.events.is_empty() || page.has_more {
                 return Ok(page);
             }
-            // Nothing readable yet: everything up to `page.next` has been looked at.
-            query.after = Some(page.next);
-            let remaining = Duration::try_from(remaining).unwrap_or_default();
-            self.events
-                .wait_for_news(page.next.sequence, remaining)
-                .await?;
+            next = page.next;
         }
+    }
+
+    /// One feed statement: the page `query` reads now.
+    async fn read(&self, query: &FeedQuery) -> Result<FeedPage, EventError> {
+        self.events
+            .scan(query)
+            .await?
+            .page(query)
+            .ok_or(EventError::CursorExpired)
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use deckhand_domain::decks::ports::RevisionRefused;
 use deckhand_domain::decks::{Visibility, events as deck_events};
-use deckhand_domain::events::{Cursor, Event, EventType, FeedQuery, FeedReader, TypeFilter};
+use deckhand_domain::events::{Cursor, Event, EventType, FeedQuery, FeedReader, News, TypeFilter};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::ports::Repositories;
 use deckhand_domain::sideboards::events as guide_events;
@@ -348,14 +348,28 @@ pub async fn a_waiting_reader_wakes_when_an_event_commits(repos: &Repositories) 
     // Until something commits the reader keeps waiting (it may wake early, never late).
     tokio::time::sleep(Duration::from_millis(200)).await;
     repos.decks.insert(&deck(&alice, "News")).await?;
-    tokio::time::timeout(Duration::from_secs(10), waiting).await???;
+    let heard = tokio::time::timeout(Duration::from_secs(10), waiting).await???;
     assert!(started.elapsed() < Duration::from_secs(10));
+    // The news names the event's game and type, so a reader who wants neither reads nothing.
+    let announced = |news: &News| match news {
+        News::Heard(heard) => heard
+            .iter()
+            .map(|news| (news.sequence, news.game.clone(), news.event_type))
+            .collect(),
+        News::Quiet | News::Unknown => Vec::new(),
+    };
+    assert_eq!(
+        announced(&heard),
+        [(last + 1, "mtg".to_owned(), EventType::DeckCreated)],
+        "{heard:?}"
+    );
     // With news already there, a wait returns at once.
     let quick = std::time::Instant::now();
-    repos
+    let again = repos
         .events
         .wait_for_news(last, Duration::from_secs(20))
         .await?;
     assert!(quick.elapsed() < Duration::from_secs(5));
+    assert_eq!(announced(&again), announced(&heard));
     Ok(())
 }

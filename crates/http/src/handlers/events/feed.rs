@@ -1,6 +1,7 @@
 use std::time::Duration;
 
-use actix_web::{HttpResponse, get, web};
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, web};
 use deckhand_domain::events::{
     Cursor, DEFAULT_FEED_LIMIT, FeedRequest, MAX_FEED_LIMIT, MAX_FEED_WAIT, TypeFilter,
 };
@@ -9,6 +10,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use crate::access::{GamePath, PathAccess, ReadEvents, ReplicaMayServe};
+use crate::connection::PeerGone;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::dto::events::EventPageDto;
 use crate::error::ApiError;
@@ -85,6 +87,12 @@ fn within(
     }
 }
 
+/// What the log and metrics record for a held request whose client hung up (nginx's "client
+/// closed request"); no one receives it.
+fn client_gone() -> HttpResponse {
+    HttpResponse::new(StatusCode::from_u16(499).unwrap_or(StatusCode::NO_CONTENT))
+}
+
 /// The events of a game the caller may read now, in commit order, from a cursor. Scopes
 /// filter silently: deck events need `decks:read`, guide events `sideboards:read`.
 #[utoipa::path(
@@ -111,13 +119,22 @@ pub async fn list_events(
         ..
     }: PathAccess<ReadEvents, GamePath, ReplicaMayServe>,
     params: crate::query::Query<FeedParams>,
+    http: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let request = params.into_inner().into_request()?;
-    let page = state
+    let feed = state
         .services_on(database)
         .events
-        .feed(&principal, &game.slug, request)
-        .await?;
+        .feed(&principal, &game.slug, request);
+    // A held request whose client hangs up ends at once: its wait's place is given back and
+    // nothing more is read for it.
+    let page = match http.conn_data::<PeerGone>() {
+        Some(peer) => tokio::select! {
+            page = feed => page?,
+            () = peer.gone() => return Ok(client_gone()),
+        },
+        None => feed.await?,
+    };
     Ok(HttpResponse::Ok().json(EventPageDto {
         data: page.events.iter().map(|event| event.to_json()).collect(),
         next_cursor: page.next.encode(),
