@@ -315,6 +315,12 @@ async fn a_caller_holds_at_most_four_waits_and_a_client_that_hangs_up_ends_its_o
     // Another caller still waits, and is answered by the next readable event like the four.
     waits.push(held(&bob));
     waits_held(&app, 5).await;
+    assert!(
+        app.metrics_text()
+            .await
+            .contains("deckhand_feed_waits_held 5"),
+        "the held waits are on /metrics"
+    );
     let news = create_deck(&app, &alice, "News", "public").await;
     for wait in waits {
         let (status, _, body) = wait.await.unwrap();

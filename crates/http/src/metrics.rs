@@ -23,6 +23,7 @@ pub struct Metrics {
     webhook_oldest: Gauge,
     reads: IntCounterVec,
     replica_lag: GaugeVec,
+    feed_waits: IntGauge,
 }
 
 impl Metrics {
@@ -87,8 +88,13 @@ impl Metrics {
             ),
             &["database"],
         )?;
+        let feed_waits = IntGauge::new(
+            "deckhand_feed_waits_held",
+            "Events feed requests held by this instance waiting for news (at most DECKHAND_FEED_MAX_WAITERS)",
+        )?;
         registry.register(Box::new(reads.clone()))?;
         registry.register(Box::new(replica_lag.clone()))?;
+        registry.register(Box::new(feed_waits.clone()))?;
         registry.register(Box::new(pool.clone()))?;
         registry.register(Box::new(webhook_deliveries.clone()))?;
         registry.register(Box::new(webhook_queue.clone()))?;
@@ -103,6 +109,7 @@ impl Metrics {
             webhook_oldest,
             reads,
             replica_lag,
+            feed_waits,
         })
     }
 
@@ -121,6 +128,11 @@ impl Metrics {
         self.webhook_deliveries
             .with_label_values(&[result.as_str()])
             .inc();
+    }
+
+    /// How many feed requests this instance holds now.
+    pub fn feed_waits_held(&self, held: u32) {
+        self.feed_waits.set(i64::from(held));
     }
 
     /// A read was routed to `database`.

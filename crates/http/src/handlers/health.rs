@@ -85,6 +85,9 @@ pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErr
         .replicas()
         .map(|(replica, _, lag)| (replica, lag))
         .collect();
+    state
+        .metrics
+        .feed_waits_held(state.services.events.held_waits());
     let body = state.metrics.render(pool, webhooks, &replicas)?;
     Ok(HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4; charset=utf-8")
