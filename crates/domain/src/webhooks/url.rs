@@ -137,21 +137,10 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_v4(v4);
+    if let Some(carried) = embedded_ipv4(ip) {
+        return is_public_v4(carried);
     }
     let segments = ip.segments();
-    // NAT64 (64:ff9b::/96) and 6to4 (2002::/16) carry an IPv4 address a gateway will reach.
-    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-        let [a, b] = segments[6].to_be_bytes();
-        let [c, d] = segments[7].to_be_bytes();
-        return is_public_v4(Ipv4Addr::new(a, b, c, d));
-    }
-    if segments[0] == 0x2002 {
-        let [a, b] = segments[1].to_be_bytes();
-        let [c, d] = segments[2].to_be_bytes();
-        return is_public_v4(Ipv4Addr::new(a, b, c, d));
-    }
     !(ip.is_unspecified()
         || ip.is_loopback()
         || ip.is_multicast()
@@ -160,6 +149,31 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         || (segments[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
         || (segments[0] == 0x2001 && segments[1] == 0x0db8) // documentation
         || segments[..6] == [0, 0, 0, 0, 0, 0]) // IPv4-compatible, deprecated
+}
+
+/// The IPv4 address an IPv6 address carries to a translator or tunnel that will reach it, if
+/// any: a packet to the IPv6 address ends at that IPv4 address, so it is judged by it.
+fn embedded_ipv4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let octets = ip.octets();
+    let at = |i: usize| Ipv4Addr::new(octets[i], octets[i + 1], octets[i + 2], octets[i + 3]);
+    match ip.segments() {
+        // IPv4-mapped ::ffff:0:0/96, IPv4-translated ::ffff:0:0:0/96 (RFC 2765), NAT64's
+        // well-known prefix 64:ff9b::/96 (RFC 6052) and the /96 of its local-use prefix
+        // (RFC 8215): the last 32 bits.
+        [0, 0, 0, 0, 0, 0xffff, _, _]
+        | [0, 0, 0, 0, 0xffff, 0, _, _]
+        | [0x64, 0xff9b, 0, 0, 0, 0, _, _]
+        | [0x64, 0xff9b, 1, 0, 0, 0, _, _] => Some(at(12)),
+        // The rest of the local-use 64:ff9b:1::/48: its NAT64 prefix may be any length from /48
+        // to /96, which only the local network knows, and with it where the IPv4 address sits.
+        // None can be judged, so none is allowed (as the unspecified address).
+        [0x64, 0xff9b, 1, ..] => Some(Ipv4Addr::UNSPECIFIED),
+        // 6to4 2002::/16 (RFC 3056): the 6to4 router's address, bits 16 to 47.
+        [0x2002, ..] => Some(at(2)),
+        // Teredo 2001::/32 (RFC 4380): the client's address, the last 32 bits inverted.
+        [0x2001, 0, ..] => Some(Ipv4Addr::from(!u32::from(at(12)))),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -263,5 +277,50 @@ mod tests {
         ] {
             assert!(!is_public(text.parse().unwrap()), "{text}");
         }
+    }
+
+    /// Every form of IPv6 that carries an IPv4 address is judged by that address: a public one
+    /// inside is allowed, a loopback or private one refused, whatever the IPv6 around it.
+    #[test]
+    fn ipv6_addresses_are_judged_by_the_ipv4_address_they_carry() {
+        for (form, public, private) in [
+            // IPv4-mapped ::ffff:0:0/96.
+            ("mapped", "::ffff:93.184.216.34", "::ffff:192.168.1.1"),
+            // IPv4-translated ::ffff:0:0:0/96.
+            ("translated", "::ffff:0:5db8:d822", "::ffff:0:7f00:1"),
+            // NAT64, the well-known prefix.
+            ("NAT64", "64:ff9b::5db8:d822", "64:ff9b::a00:1"),
+            // NAT64, local use, its /96.
+            ("local NAT64", "64:ff9b:1::5db8:d822", "64:ff9b:1::7f00:1"),
+            // 6to4.
+            ("6to4", "2002:5db8:d822::1", "2002:c0a8:101::1"),
+            // Teredo: the client is the last 32 bits inverted (93.184.216.34, 127.0.0.1).
+            (
+                "Teredo",
+                "2001:0:4136:e378:8000:63bf:a247:27dd",
+                "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            ),
+        ] {
+            assert!(is_public(public.parse().unwrap()), "{form}: {public}");
+            assert!(!is_public(private.parse().unwrap()), "{form}: {private}");
+            assert_eq!(
+                STRICT.check_addresses(&[private.parse().unwrap()]),
+                Err(InvalidWebhookUrl::NotPublic),
+                "{form}: {private}"
+            );
+        }
+        // A literal URL host is judged the same way at registration.
+        assert_eq!(
+            WebhookUrl::parse("https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/", STRICT),
+            Err(InvalidWebhookUrl::NotPublic)
+        );
+        assert!(WebhookUrl::parse("https://[64:ff9b::5db8:d822]/", STRICT).is_ok());
+        // Elsewhere in the local-use NAT64 /48 the IPv4 address may sit in several places, as
+        // the local prefix's length puts it (here 93.184.216.34 as a /48, 10.0.0.1 as a /96):
+        // refused whatever it holds.
+        assert!(!is_public("64:ff9b:1:5db8:d8:2200:a00:1".parse().unwrap()));
+        assert!(!is_public("64:ff9b:1:5db8:d8:2200::".parse().unwrap()));
+        // Teredo that inverts to a public address, and other 2001::/23 space, is not Teredo.
+        assert!(is_public("2001:4860:4860::8888".parse().unwrap()));
     }
 }
