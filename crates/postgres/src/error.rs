@@ -54,19 +54,28 @@ pub(crate) fn query(error: DieselError) -> anyhow::Error {
         DieselError::DatabaseError(
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
-        ) => unavailable(error),
-        error if session_ended(&error) || cancelled(&error) => unavailable(error),
+        ) => {
+            crate::pool::session_ended();
+            unavailable(error)
+        }
+        error if session_ended(&error) => {
+            // Its connection must not be handed out again (`pool::session_ended`).
+            crate::pool::session_ended();
+            unavailable(error)
+        }
+        error if cancelled(&error) => unavailable(error),
         error => anyhow::Error::new(error),
     }
 }
 
 /// The server ended the session under a running statement: a fast shutdown or restart, an
-/// administrator's `pg_terminate_backend`, the crash of another backend (SQLSTATE class 57,
-/// severity FATAL). The transaction was rolled back and the connection is gone; the next
-/// checkout makes a new one, so a retry can succeed. diesel-async passes such an error on as
-/// an unknown database error without its SQLSTATE, so the server's message is all there is to
-/// go by: every message of a session the server ends starts with these words (in the default,
-/// English, `lc_messages`; under another language such an error stays a 500).
+/// administrator's `pg_terminate_backend` (SQLSTATE 57P01), the crash of another backend
+/// (57P02), an idle-session timeout (57P05); severity FATAL. The transaction was rolled back
+/// and the connection is gone; the pool drops it at its next checkout rather than hand it out
+/// (`pool::session_ended`) and makes a new one, so a retry succeeds. diesel-async passes such
+/// an error on as an unknown database error without its SQLSTATE, so the server's message is
+/// all there is to go by: every message of a session the server ends starts with these words
+/// (in the default, English, `lc_messages`; under another language such an error stays a 500).
 fn session_ended(error: &DieselError) -> bool {
     server_message_starts(error, "terminating connection ")
 }

@@ -1577,3 +1577,57 @@ async fn an_endpoint_deleted_while_an_attempt_is_recorded_waits_for_it_without_a
         Vec::<String>::new()
     );
 }
+
+/// A pooled connection whose session the server ended under a statement (`pg_terminate_backend`,
+/// SQLSTATE 57P01, as a restart or a crash of another backend does with 57P01 and 57P02) is
+/// never handed out again: that statement's caller is told the store is unavailable, and the
+/// very next checkout, before the client may have seen the socket close, gets a working
+/// connection rather than a second error.
+#[tokio::test]
+async fn a_connection_whose_session_was_ended_is_not_handed_out_again() {
+    use deckhand_testkit::db::direct::{backend_pid, connect, select_json, sessions_waiting_on};
+
+    let (db, _, alice) = schema_with_alice().await;
+    // One connection: the next checkout gets that one again, or a new one.
+    let listen = deckhand_postgres::connect(db.url(), 4).await.unwrap();
+    let repos = deckhand_postgres::repositories_listening_on(
+        deckhand_postgres::connect(db.url(), 1).await.unwrap(),
+        listen,
+    );
+    assert_eq!(
+        repos.users.find_by_id(alice.id).await.unwrap(),
+        Some(alice.clone())
+    );
+    for round in 0..5 {
+        let mut blocker = connect(db.url()).await;
+        let blocker_pid = backend_pid(&mut blocker).await;
+        blocker
+            .batch_execute("BEGIN; LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
+            .await
+            .unwrap();
+        let waiting = tokio::spawn({
+            let repos = repos.clone();
+            async move { repos.users.find_by_id(alice.id).await }
+        });
+        let mut killer = connect(db.url()).await;
+        let pids = sessions_waiting_on(&mut killer, blocker_pid, Duration::from_secs(10)).await;
+        let ended = select_json(
+            &mut killer,
+            &format!(
+                "SELECT json_agg(pg_terminate_backend(pid))::text AS json \
+                 FROM unnest(ARRAY{pids:?}::int[]) AS pid"
+            ),
+        )
+        .await
+        .unwrap();
+        assert_eq!(ended, serde_json::json!([true]), "round {round}");
+        let error = waiting.await.unwrap().unwrap_err();
+        assert!(is_store_unavailable(&error), "round {round}: {error:?}");
+        blocker.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(
+            repos.users.find_by_id(alice.id).await.unwrap(),
+            Some(alice.clone()),
+            "round {round}"
+        );
+    }
+}
