@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix_web::{App, HttpRequest, HttpResponse, HttpServer, web};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -22,6 +22,8 @@ pub struct Received {
     /// As the `http` 1 map the reference implementation reads.
     pub headers: HeaderMap,
     pub body: String,
+    /// When the request arrived.
+    pub at: Instant,
 }
 
 #[derive(Default)]
@@ -51,6 +53,7 @@ async fn receive(
     shared.received.lock().unwrap().push(Received {
         headers,
         body: String::from_utf8(body.to_vec()).unwrap(),
+        at: Instant::now(),
     });
     let answer = shared.script.lock().unwrap().pop_front();
     match answer {

@@ -4,11 +4,14 @@
 //!
 //! The loop sleeps until the store says there may be work (a new event or a queued delivery,
 //! heard over LISTEN in PostgreSQL, a notifier in memory) or the next retry falls due: idle, it
-//! does nothing. Attempts run in their own tasks, at most `concurrency` at once, so a slow
-//! receiver holds one slot and never the loop, other endpoints or the HTTP workers.
+//! does nothing. Attempts run in their own tasks, at most `concurrency` at once and at most two
+//! of one endpoint (the store's claim keeps to that across instances, [`Attempts`] within
+//! this one), so a slow or hanging receiver holds two slots at most and never the loop, other
+//! endpoints or the HTTP workers.
 
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use actix_web::web;
@@ -18,10 +21,11 @@ use deckhand_domain::webhooks::ports::{
     AddressResolver, ClaimedDelivery, OutgoingWebhook, WebhookTransport,
 };
 use deckhand_domain::webhooks::{
-    AttemptOutcome, DeliveryResult, MAX_RESPONSE_CAPTURE, WebhookService, capture,
+    AttemptOutcome, DeliveryResult, MAX_IN_FLIGHT_PER_ENDPOINT, MAX_RESPONSE_CAPTURE, WebhookId,
+    WebhookService, capture,
 };
 use deckhand_http::HttpState;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 /// Events read per dispatch transaction.
@@ -193,21 +197,10 @@ async fn run(
     concurrency: usize,
     on_delivery: OnDelivery,
 ) {
-    let slots = Arc::new(Semaphore::new(concurrency));
-    let freed = Arc::new(Notify::new());
-    let mut attempts = tokio::task::JoinSet::new();
+    let mut attempts = Attempts::new(concurrency, service.clone(), transport, on_delivery);
     loop {
-        while attempts.try_join_next().is_some() {}
-        let pause = match round(
-            &service,
-            &transport,
-            &slots,
-            &freed,
-            &mut attempts,
-            &on_delivery,
-        )
-        .await
-        {
+        attempts.reap();
+        let pause = match round(&service, &mut attempts).await {
             Ok(pause) => pause,
             Err(error) => {
                 tracing::warn!(
@@ -227,22 +220,16 @@ async fn run(
                     tokio::time::sleep(ERROR_BACKOFF).await;
                 }
             }
-            () = freed.notified() => {}
+            () = attempts.freed.notified() => {}
         }
     }
 }
 
 /// One round: fan out what is new, claim what is due into free slots; how long to sleep.
-async fn round(
-    service: &WebhookService,
-    transport: &Arc<dyn WebhookTransport>,
-    slots: &Arc<Semaphore>,
-    freed: &Arc<Notify>,
-    attempts: &mut tokio::task::JoinSet<()>,
-    on_delivery: &OnDelivery,
-) -> anyhow::Result<Duration> {
+async fn round(service: &WebhookService, attempts: &mut Attempts) -> anyhow::Result<Duration> {
     while service.dispatch(DISPATCH_BATCH).await? == DISPATCH_BATCH {}
-    let free = slots.available_permits();
+    attempts.start_waiting();
+    let free = attempts.free();
     if free > 0 {
         let claimed_at = Instant::now();
         let claimed = service
@@ -250,26 +237,11 @@ async fn round(
             .await?;
         let full = claimed.len() == free;
         for delivery in claimed {
-            let Ok(slot) = slots.clone().acquire_owned().await else {
-                break;
-            };
-            let service = service.clone();
-            let transport = transport.clone();
-            let freed = freed.clone();
-            let on_delivery = on_delivery.clone();
-            attempts.spawn(async move {
-                if let Some(result) =
-                    attempt_while_leased(&service, transport.as_ref(), delivery, claimed_at).await
-                {
-                    on_delivery(result);
-                }
-                drop(slot);
-                freed.notify_one();
-            });
+            attempts.start(delivery, claimed_at);
         }
         if full {
             // There may be more due: claim again as soon as a slot is free.
-            return Ok(if slots.available_permits() > 0 {
+            return Ok(if attempts.free() > 0 {
                 Duration::ZERO
             } else {
                 IDLE_WAKE
@@ -279,7 +251,7 @@ async fn round(
     let now = service.now();
     Ok(match service.next_due().await? {
         Some(due) if due <= now => {
-            if slots.available_permits() > 0 {
+            if attempts.free() > 0 {
                 // Due but not claimable yet (a lease ends within the clock's rounding).
                 Duration::from_millis(50)
             } else {
@@ -291,6 +263,126 @@ async fn round(
             .min(IDLE_WAKE),
         None => IDLE_WAKE,
     })
+}
+
+/// This instance's attempts: at most `concurrency` at once (the slots), and at most
+/// [`MAX_IN_FLIGHT_PER_ENDPOINT`] of one endpoint among them. The store already leases no
+/// more than that per endpoint; this holds it for the slots too, where a lease and a slot end
+/// at different moments (an attempt's record ends its lease a moment before its task gives
+/// the slot back, and a claim in that moment may bring the endpoint's next delivery): such a
+/// delivery waits, without a slot, until an attempt of its endpoint ends.
+struct Attempts {
+    slots: Arc<Semaphore>,
+    running: Arc<Mutex<HashMap<WebhookId, usize>>>,
+    /// Claimed deliveries whose endpoint has no room yet, with when they were claimed.
+    waiting: VecDeque<(ClaimedDelivery, Instant)>,
+    tasks: tokio::task::JoinSet<()>,
+    /// Notified whenever an attempt ends.
+    freed: Arc<Notify>,
+    service: WebhookService,
+    transport: Arc<dyn WebhookTransport>,
+    on_delivery: OnDelivery,
+}
+
+/// An attempt's hold on a slot and on its endpoint's share, both given back when it ends.
+struct Hold {
+    endpoint: WebhookId,
+    running: Arc<Mutex<HashMap<WebhookId, usize>>>,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let mut running = lock(&self.running);
+        if let Some(count) = running.get_mut(&self.endpoint) {
+            *count -= 1;
+            if *count == 0 {
+                running.remove(&self.endpoint);
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Attempts {
+    fn new(
+        concurrency: usize,
+        service: WebhookService,
+        transport: Arc<dyn WebhookTransport>,
+        on_delivery: OnDelivery,
+    ) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(concurrency)),
+            running: Arc::default(),
+            waiting: VecDeque::new(),
+            tasks: tokio::task::JoinSet::new(),
+            freed: Arc::new(Notify::new()),
+            service,
+            transport,
+            on_delivery,
+        }
+    }
+
+    fn reap(&mut self) {
+        while self.tasks.try_join_next().is_some() {}
+    }
+
+    /// How many more deliveries to claim: the free slots not promised to waiting ones.
+    fn free(&self) -> usize {
+        self.slots
+            .available_permits()
+            .saturating_sub(self.waiting.len())
+    }
+
+    /// Starts the waiting deliveries whose endpoint has room now, oldest claim first.
+    fn start_waiting(&mut self) {
+        for _ in 0..self.waiting.len() {
+            if let Some((delivery, claimed_at)) = self.waiting.pop_front() {
+                self.start(delivery, claimed_at);
+            }
+        }
+    }
+
+    /// Starts an attempt of `delivery` in a task of its own, or keeps it waiting when its
+    /// endpoint has no room or no slot is free.
+    fn start(&mut self, delivery: ClaimedDelivery, claimed_at: Instant) {
+        let endpoint = delivery.endpoint.id;
+        let hold = {
+            let mut running = lock(&self.running);
+            let room = running.get(&endpoint).copied().unwrap_or(0) < MAX_IN_FLIGHT_PER_ENDPOINT;
+            let slot = room
+                .then(|| self.slots.clone().try_acquire_owned().ok())
+                .flatten();
+            slot.map(|slot| {
+                *running.entry(endpoint).or_default() += 1;
+                Hold {
+                    endpoint,
+                    running: self.running.clone(),
+                    _slot: slot,
+                }
+            })
+        };
+        let Some(hold) = hold else {
+            self.waiting.push_back((delivery, claimed_at));
+            return;
+        };
+        let service = self.service.clone();
+        let transport = self.transport.clone();
+        let freed = self.freed.clone();
+        let on_delivery = self.on_delivery.clone();
+        self.tasks.spawn(async move {
+            if let Some(result) =
+                attempt_while_leased(&service, transport.as_ref(), delivery, claimed_at).await
+            {
+                on_delivery(result);
+            }
+            drop(hold);
+            freed.notify_one();
+        });
+    }
 }
 
 /// Attempts a claimed delivery; when the store fails the attempt (a database restart), tries
@@ -321,5 +413,182 @@ async fn attempt_while_leased(
                 tokio::time::sleep(ERROR_BACKOFF).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Test code: a panic is a failure with a message.
+
+    use std::collections::HashMap;
+
+    use deckhand_auth::SealingKey;
+    use deckhand_domain::events::EventId;
+    use deckhand_domain::identity::{GameScopes, Scopes, UserId};
+    use deckhand_domain::system::SystemPorts;
+    use deckhand_domain::webhooks::ports::WebhookOwner;
+    use deckhand_domain::webhooks::{
+        Delivery, DeliveryId, DeliveryPolicy, Endpoint, GameSelection, NoLookups, TypeSelection,
+    };
+    use uuid::Uuid;
+
+    use super::*;
+
+    const KEY: [u8; 32] = [9; 32];
+
+    /// A receiver that holds every request until released, counting those it holds per URL.
+    #[derive(Default)]
+    struct Gate {
+        held: Mutex<HashMap<String, (usize, usize)>>,
+        releases: Mutex<HashMap<String, Arc<Semaphore>>>,
+    }
+
+    impl Gate {
+        /// (held now, most held at once) for `url`.
+        fn held(&self, url: &str) -> (usize, usize) {
+            lock(&self.held).get(url).copied().unwrap_or_default()
+        }
+
+        fn releases(&self, url: &str) -> Arc<Semaphore> {
+            lock(&self.releases)
+                .entry(url.to_owned())
+                .or_insert_with(|| Arc::new(Semaphore::new(0)))
+                .clone()
+        }
+
+        /// Lets `count` requests to `url` be answered.
+        fn release(&self, url: &str, count: usize) {
+            self.releases(url).add_permits(count);
+        }
+    }
+
+    #[async_trait]
+    impl WebhookTransport for Gate {
+        async fn send(&self, request: OutgoingWebhook) -> AttemptOutcome {
+            {
+                let mut held = lock(&self.held);
+                let (now, most) = held.entry(request.url.clone()).or_default();
+                *now += 1;
+                *most = (*most).max(*now);
+            }
+            self.releases(&request.url)
+                .acquire()
+                .await
+                .unwrap()
+                .forget();
+            lock(&self.held).entry(request.url).or_default().0 -= 1;
+            AttemptOutcome::Answered {
+                status: 204,
+                body: String::new(),
+                duration: Duration::from_millis(1),
+            }
+        }
+    }
+
+    fn endpoint(url: &str) -> Endpoint {
+        let id = WebhookId(Uuid::now_v7());
+        Endpoint {
+            id,
+            partner: "acme".into(),
+            url: url.into(),
+            types: TypeSelection::all(),
+            games: GameSelection(GameScopes::All),
+            description: None,
+            enabled: true,
+            disabled_reason: None,
+            consecutive_failures: 0,
+            sealed_secret: deckhand_auth::seal(
+                &SealingKey(KEY),
+                [1; 12],
+                id.0.as_bytes(),
+                &[3; 32],
+            )
+            .unwrap(),
+            previous_secret: None,
+            created_at: time::OffsetDateTime::now_utc(),
+        }
+    }
+
+    fn claimed(endpoint: &Endpoint) -> ClaimedDelivery {
+        ClaimedDelivery {
+            delivery: Delivery::ping(
+                DeliveryId(Uuid::now_v7()),
+                EventId(Uuid::now_v7()),
+                endpoint,
+                "acme",
+                time::OffsetDateTime::now_utc(),
+            ),
+            endpoint: endpoint.clone(),
+            owner: WebhookOwner {
+                created_by: UserId(Uuid::now_v7()),
+                scopes: Scopes::default(),
+                game_scopes: GameScopes::All,
+                active: true,
+            },
+        }
+    }
+
+    async fn until(what: &str, mut done: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// The store leases at most two deliveries of an endpoint at a time, but a lease ends a
+    /// moment before its attempt gives its slot back: a delivery claimed in that moment (here:
+    /// five of one endpoint at once) waits, without a slot, so the endpoint never holds more
+    /// than two of the instance's slots; other endpoints' deliveries start meanwhile.
+    #[tokio::test]
+    async fn one_endpoint_never_holds_more_than_two_slots() {
+        let repos = deckhand_memory::repositories();
+        let service = WebhookService::new(
+            repos.webhooks,
+            repos.events,
+            Arc::new(NoLookups),
+            SystemPorts::system(),
+            SealingKey(KEY),
+            DeliveryPolicy::default(),
+        );
+        let gate = Arc::new(Gate::default());
+        let mut attempts = Attempts::new(8, service, gate.clone(), Arc::new(|_| {}));
+        let (busy, other) = (
+            endpoint("https://93.184.216.34/busy"),
+            endpoint("https://93.184.216.34/other"),
+        );
+        let claimed_at = Instant::now();
+        for _ in 0..5 {
+            attempts.start(claimed(&busy), claimed_at);
+        }
+        attempts.start(claimed(&other), claimed_at);
+        until("three attempts held", || {
+            gate.held(&busy.url).0 == 2 && gate.held(&other.url).0 == 1
+        })
+        .await;
+        assert_eq!(attempts.waiting.len(), 3);
+        // Eight slots: three attempts, three promised to the waiting deliveries.
+        assert_eq!(attempts.free(), 2);
+
+        // Each attempt of the endpoint that ends lets one waiting delivery start, no more.
+        for waiting in (0..3).rev() {
+            let freed = attempts.freed.clone();
+            let notified = freed.notified();
+            gate.release(&busy.url, 1);
+            notified.await;
+            attempts.reap();
+            attempts.start_waiting();
+            assert_eq!(attempts.waiting.len(), waiting);
+        }
+        gate.release(&busy.url, 10);
+        gate.release(&other.url, 1);
+        until("every attempt to end", || {
+            attempts.reap();
+            attempts.tasks.is_empty()
+        })
+        .await;
+        assert_eq!(gate.held(&busy.url), (0, 2));
+        assert_eq!(attempts.free(), 8);
+        assert!(lock(&attempts.running).is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! Webhook endpoints, the delivery queue and the dispatch watermark in memory: the same
-//! promises as PostgreSQL (16 per partner, one claim per delivery until its lease ends, the
-//! watermark moved with the deliveries it made), under the store's one lock.
+//! promises as PostgreSQL (16 per partner, one claim per delivery until its lease ends, at most
+//! two in flight per endpoint taken round-robin by the domain's `fair_claim`, one pending ping
+//! per endpoint, the watermark moved with the deliveries it made), under the store's one lock.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -14,7 +15,8 @@ use deckhand_domain::webhooks::ports::{
 };
 use deckhand_domain::webhooks::{
     AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges,
-    MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, WebhookId, fan_out,
+    MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, QueuedDelivery, WebhookId, fair_claim, fan_out,
+    next_claimable,
 };
 use time::OffsetDateTime;
 use tokio::sync::Notify;
@@ -52,6 +54,24 @@ fn claimable(state: &State, queued: &Queued) -> bool {
                     || (queued.delivery.event_type == EventType::WebhookPing
                         && endpoint.disabled_reason != Some(DisabledReason::Operator))
             })
+}
+
+/// The claimable pending deliveries as the domain's fair-share rule reads them.
+fn claimable_queue(state: &State) -> Vec<QueuedDelivery> {
+    state
+        .webhooks
+        .deliveries
+        .values()
+        .filter(|queued| claimable(state, queued))
+        .filter_map(|queued| {
+            Some(QueuedDelivery {
+                id: queued.delivery.id,
+                endpoint: queued.delivery.endpoint,
+                due: queued.delivery.next_attempt_at?,
+                lease_until: queued.lease_until,
+            })
+        })
+        .collect()
 }
 
 fn owned<'a>(state: &'a State, partner: &str, id: WebhookId) -> Option<&'a Endpoint> {
@@ -230,11 +250,25 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(Some(endpoint.clone()))
     }
 
-    async fn enqueue(&self, delivery: &Delivery) -> anyhow::Result<()> {
+    async fn enqueue_ping(&self, ping: &Delivery) -> anyhow::Result<Delivery> {
         let mut state = self.0.lock();
-        queue(&mut state, vec![delivery.clone()]);
+        let pending = state
+            .webhooks
+            .deliveries
+            .values()
+            .map(|queued| &queued.delivery)
+            .filter(|delivery| {
+                delivery.endpoint == ping.endpoint
+                    && delivery.event_type == EventType::WebhookPing
+                    && delivery.status == DeliveryStatus::Pending
+            })
+            .min_by_key(|delivery| (delivery.created_at, delivery.id));
+        if let Some(pending) = pending {
+            return Ok(pending.clone());
+        }
+        queue(&mut state, vec![ping.clone()]);
         state.webhooks.wake.notify_one();
-        Ok(())
+        Ok(ping.clone())
     }
 
     async fn deliveries(
@@ -317,19 +351,9 @@ impl WebhookRepository for MemoryWebhooks {
         lease: Duration,
     ) -> anyhow::Result<Vec<ClaimedDelivery>> {
         let mut state = self.0.lock();
-        let mut due: Vec<(OffsetDateTime, DeliveryId)> = state
-            .webhooks
-            .deliveries
-            .values()
-            .filter(|queued| claimable(&state, queued))
-            .filter(|queued| queued.delivery.next_attempt_at.is_some_and(|at| at <= now))
-            .filter(|queued| queued.lease_until.is_none_or(|until| until <= now))
-            .filter_map(|queued| Some((queued.delivery.next_attempt_at?, queued.delivery.id)))
-            .collect();
-        due.sort();
-        due.truncate(limit as usize);
-        let mut claimed = Vec::with_capacity(due.len());
-        for (_, id) in due {
+        let taken = fair_claim(&claimable_queue(&state), now, limit as usize);
+        let mut claimed = Vec::with_capacity(taken.len());
+        for id in taken {
             let Some(queued) = state.webhooks.deliveries.get(&id) else {
                 continue;
             };
@@ -383,18 +407,8 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(())
     }
 
-    async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>> {
-        let state = self.0.lock();
-        Ok(state
-            .webhooks
-            .deliveries
-            .values()
-            .filter(|queued| claimable(&state, queued))
-            .filter_map(|queued| {
-                let at = queued.delivery.next_attempt_at?;
-                Some(queued.lease_until.map_or(at, |until| until.max(at)))
-            })
-            .min())
+    async fn next_due(&self, now: OffsetDateTime) -> anyhow::Result<Option<OffsetDateTime>> {
+        Ok(next_claimable(&claimable_queue(&self.0.lock()), now))
     }
 
     async fn wait_for_work(&self, timeout: Duration) -> anyhow::Result<()> {

@@ -19,8 +19,8 @@ use deckhand_domain::webhooks::ports::{
 };
 use deckhand_domain::webhooks::{
     AttemptRecord, Delivery, DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges,
-    EndpointHealth, GameSelection, MAX_ENDPOINTS_PER_PARTNER, ONE_MORE_ATTEMPT, TypeSelection,
-    WebhookId, fan_out,
+    EndpointHealth, GameSelection, MAX_ENDPOINTS_PER_PARTNER, MAX_IN_FLIGHT_PER_ENDPOINT,
+    ONE_MORE_ATTEMPT, TypeSelection, WebhookId, fan_out,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{
@@ -290,6 +290,43 @@ fn endpoints(rows: Vec<EndpointRow>) -> anyhow::Result<Vec<Endpoint>> {
 /// pings a disabled endpoint to see whether it is back) unless an operator disabled it.
 const CLAIMABLE: &str = "d.status = 'pending' AND (e.enabled OR (d.event_type = 'webhook.ping' \
      AND e.disabled_reason IS DISTINCT FROM 'operator'))";
+
+/// An endpoint `e` whose deliveries may be claimable: enabled, or disabled but not by an
+/// operator (its pings).
+const ENDPOINT_CLAIMABLE: &str = "(e.enabled OR e.disabled_reason IS DISTINCT FROM 'operator')";
+
+/// How many deliveries of endpoint `e` are in flight at `$1` (leased; a recorded attempt ends
+/// its lease). Served by `webhook_deliveries_leased`.
+const IN_FLIGHT: &str =
+    "SELECT count(*) FROM webhook_deliveries l WHERE l.endpoint_id = e.id AND l.lease_until > $1";
+
+/// At most `limit` claimable pending deliveries of endpoint `e` (`id`, `next_attempt_at`) that
+/// also match `condition` on `d`, oldest due first: every one of an enabled endpoint, the pings
+/// of one disabled but not by an operator ([`CLAIMABLE`] per endpoint). One branch runs, each
+/// read from the front of its index (`webhook_deliveries_endpoint_due`, `_pending_pings`), so
+/// an endpoint with a long queue costs no more than one with a short one.
+fn pending_of_endpoint(condition: &str, limit: usize) -> String {
+    format!(
+        "(SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+          WHERE e.enabled AND d.endpoint_id = e.id AND d.status = 'pending' AND {condition}
+          ORDER BY d.next_attempt_at, d.id LIMIT {limit})
+         UNION ALL
+         (SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+          WHERE NOT e.enabled AND e.disabled_reason IS DISTINCT FROM 'operator'
+              AND d.endpoint_id = e.id AND d.status = 'pending'
+              AND d.event_type = 'webhook.ping' AND {condition}
+          ORDER BY d.next_attempt_at, d.id LIMIT {limit})"
+    )
+}
+
+/// At most `limit` deliveries of endpoint `e` a claim at `$1` may take, oldest due first: due,
+/// and not in flight (never leased, or a lease that ran out).
+fn claimable_due(limit: usize) -> String {
+    pending_of_endpoint(
+        "d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)",
+        limit,
+    )
+}
 
 async fn find_endpoint(
     conn: &mut AsyncPgConnection,
@@ -575,9 +612,43 @@ impl WebhookRepository for PgWebhookRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn enqueue(&self, delivery: &Delivery) -> anyhow::Result<()> {
+    async fn enqueue_ping(&self, ping: &Delivery) -> anyhow::Result<Delivery> {
         let mut conn = checkout(&self.pool).await?;
-        insert_deliveries(&mut conn, std::slice::from_ref(delivery)).await
+        let conn: &mut AsyncPgConnection = &mut conn;
+        conn.transaction::<_, anyhow::Error, _>(async |conn| {
+            // The endpoint's row lock makes pings of one endpoint one after the other: a second
+            // waits here, and its next statement (READ COMMITTED) sees the first one's ping. The
+            // lock is the one claims take, not the one delivery inserts check, so fan-out goes on.
+            let locked = diesel::sql_query(
+                "SELECT 1 FROM webhook_endpoints WHERE id = $1 FOR NO KEY UPDATE",
+            )
+            .bind::<SqlUuid, _>(ping.endpoint.0)
+            .execute(conn)
+            .await
+            .map_err(error::query)
+            .context("locking the endpoint of a ping")?;
+            if locked == 0 {
+                // Deleted since it was found: nothing to queue for.
+                return Ok(ping.clone());
+            }
+            let pending: Vec<DeliveryRow> = diesel::sql_query(format!(
+                "SELECT {DELIVERY_COLUMNS} FROM webhook_deliveries d
+                 WHERE d.endpoint_id = $1 AND d.status = 'pending'
+                     AND d.event_type = 'webhook.ping'
+                 ORDER BY d.created_at, d.id LIMIT 1"
+            ))
+            .bind::<SqlUuid, _>(ping.endpoint.0)
+            .load(conn)
+            .await
+            .map_err(error::query)
+            .context("reading an endpoint's pending ping")?;
+            if let Some(pending) = pending.into_iter().next() {
+                return pending.into_domain();
+            }
+            insert_deliveries(conn, std::slice::from_ref(ping)).await?;
+            Ok(ping.clone())
+        })
+        .await
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
@@ -695,30 +766,87 @@ impl WebhookRepository for PgWebhookRepository {
     ) -> anyhow::Result<Vec<ClaimedDelivery>> {
         let lease_until = now + lease;
         let mut conn = checkout(&self.pool).await?;
-        let rows: Vec<ClaimRow> = diesel::sql_query(format!(
-            "WITH due AS (
-                 SELECT d.id FROM webhook_deliveries d
-                 JOIN webhook_endpoints e ON e.id = d.endpoint_id
-                 WHERE {CLAIMABLE} AND d.next_attempt_at <= $1
-                     AND (d.lease_until IS NULL OR d.lease_until <= $1)
-                 ORDER BY d.next_attempt_at
-                 LIMIT $2
-                 FOR UPDATE OF d SKIP LOCKED
-             )
-             UPDATE webhook_deliveries d SET lease_until = $3
-             FROM due, webhook_endpoints e, partners p
-             WHERE d.id = due.id AND e.id = d.endpoint_id AND p.slug = e.partner_slug
-             RETURNING {DELIVERY_COLUMNS}, {ENDPOINT_COLUMNS},
-                 p.created_by AS owner_created_by, p.scopes AS owner_scopes,
-                 p.game_scopes AS owner_game_scopes, p.active AS owner_active"
-        ))
-        .bind::<Timestamptz, _>(now)
-        .bind::<BigInt, _>(i64::from(limit))
-        .bind::<Timestamptz, _>(lease_until)
-        .load(&mut conn)
-        .await
-        .map_err(error::query)
-        .context("claiming webhook deliveries")?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        let rows = conn
+            .transaction::<_, anyhow::Error, _>(async |conn| {
+                // First the endpoints this claim serves, locked: those with a due delivery and
+                // room beside their deliveries in flight, in the order their next deliveries
+                // come (`webhooks::fair_claim`: fewest in flight, then longest waiting), at most
+                // one per delivery wanted: the deliveries taken below come from these alone.
+                // The lock makes claims of one endpoint one after the other across instances
+                // (another instance's claim skips it), so two claims cannot each count the
+                // same room and take it twice. It conflicts neither with the key-share lock of
+                // delivery inserts (fan-out, pings go on) nor long with anything: it is held
+                // for this short transaction.
+                let locked: Vec<EndpointIdRow> = diesel::sql_query(format!(
+                    "SELECT e.id AS endpoint_id FROM webhook_endpoints e
+                     CROSS JOIN LATERAL ({IN_FLIGHT}) AS busy (n)
+                     CROSS JOIN LATERAL ({OLDEST_DUE}) AS oldest
+                     WHERE {ENDPOINT_CLAIMABLE} AND busy.n < {MAX_IN_FLIGHT}
+                     ORDER BY busy.n, oldest.next_attempt_at, e.id
+                     LIMIT $2
+                     FOR NO KEY UPDATE OF e SKIP LOCKED",
+                    OLDEST_DUE = claimable_due(1),
+                    MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT,
+                ))
+                .bind::<Timestamptz, _>(now)
+                .bind::<BigInt, _>(i64::from(limit))
+                .load(conn)
+                .await
+                .map_err(error::query)
+                .context("locking webhook endpoints with due deliveries")?;
+                if locked.is_empty() {
+                    return Ok(Vec::new());
+                }
+                // Then, under those locks, a statement of its own (READ COMMITTED: it sees
+                // every claim of these endpoints committed before their locks were had), each
+                // endpoint's room counted again and filled with its oldest due deliveries,
+                // round by round: every endpoint's first attempt in flight, then every
+                // endpoint's second (one with an attempt in flight starts in the second).
+                // Rows another transaction holds are skipped, as the endpoints were: a claim
+                // waits for no lock, so it can be in no deadlock (an attempt being recorded
+                // holds its delivery and waits for the endpoint; a delete takes the deliveries
+                // first, then the endpoint).
+                let locked: Vec<Uuid> = locked.into_iter().map(|row| row.endpoint_id).collect();
+                let rows: Vec<ClaimRow> = diesel::sql_query(format!(
+                    "WITH picked AS (
+                         SELECT due.id FROM webhook_endpoints e
+                         CROSS JOIN LATERAL ({IN_FLIGHT}) AS busy (n)
+                         CROSS JOIN LATERAL (
+                             SELECT c.id, c.next_attempt_at,
+                                 busy.n + row_number() OVER (ORDER BY c.next_attempt_at, c.id)
+                                     AS round
+                             FROM ({DUE}) AS c
+                         ) AS due
+                         WHERE e.id = ANY ($4) AND due.round <= {MAX_IN_FLIGHT}
+                         ORDER BY due.round, due.next_attempt_at, e.id
+                         LIMIT $2
+                     ), taken AS (
+                         SELECT d.id FROM webhook_deliveries d
+                         WHERE d.id IN (SELECT id FROM picked) AND d.status = 'pending'
+                             AND (d.lease_until IS NULL OR d.lease_until <= $1)
+                         FOR UPDATE OF d SKIP LOCKED
+                     )
+                     UPDATE webhook_deliveries d SET lease_until = $3
+                     FROM taken, webhook_endpoints e, partners p
+                     WHERE d.id = taken.id AND e.id = d.endpoint_id AND p.slug = e.partner_slug
+                     RETURNING {DELIVERY_COLUMNS}, {ENDPOINT_COLUMNS},
+                         p.created_by AS owner_created_by, p.scopes AS owner_scopes,
+                         p.game_scopes AS owner_game_scopes, p.active AS owner_active",
+                    DUE = claimable_due(MAX_IN_FLIGHT_PER_ENDPOINT),
+                    MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT,
+                ))
+                .bind::<Timestamptz, _>(now)
+                .bind::<BigInt, _>(i64::from(limit))
+                .bind::<Timestamptz, _>(lease_until)
+                .bind::<Array<SqlUuid>, _>(locked)
+                .load(conn)
+                .await
+                .map_err(error::query)
+                .context("claiming webhook deliveries")?;
+                Ok(rows)
+            })
+            .await?;
         rows.into_iter()
             .map(|row| {
                 let slug = row.endpoint.partner_slug.clone();
@@ -818,13 +946,36 @@ impl WebhookRepository for PgWebhookRepository {
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
-    async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>> {
+    async fn next_due(&self, now: OffsetDateTime) -> anyhow::Result<Option<OffsetDateTime>> {
         let mut conn = checkout(&self.pool).await?;
+        // Per endpoint with claimable deliveries (`webhooks::next_claimable`): the first end of
+        // its leases when it has no room, else the soonest of its waiting deliveries' due
+        // times and its leases' ends (a lease that ran out is due again).
         let rows: Vec<Due> = diesel::sql_query(format!(
-            "SELECT min(GREATEST(d.next_attempt_at, d.lease_until)) AS due
-             FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-             WHERE {CLAIMABLE}"
+            "SELECT min(CASE
+                 WHEN LEAST(waiting.due, leased.due) IS NULL THEN NULL
+                 WHEN busy.n >= {MAX_IN_FLIGHT} THEN busy.first_end
+                 ELSE LEAST(waiting.due, leased.due)
+             END) AS due
+             FROM webhook_endpoints e
+             CROSS JOIN LATERAL (
+                 SELECT count(*) AS n, min(l.lease_until) AS first_end FROM webhook_deliveries l
+                 WHERE l.endpoint_id = e.id AND l.lease_until > $1
+             ) AS busy
+             CROSS JOIN LATERAL (
+                 SELECT min(GREATEST(l.next_attempt_at, l.lease_until)) AS due
+                 FROM webhook_deliveries l
+                 WHERE l.endpoint_id = e.id AND l.lease_until IS NOT NULL
+                     AND l.status = 'pending'
+                     AND (e.enabled OR l.event_type = 'webhook.ping')
+             ) AS leased
+             CROSS JOIN LATERAL (SELECT min(w.next_attempt_at) AS due FROM ({WAITING}) AS w)
+                 AS waiting
+             WHERE {ENDPOINT_CLAIMABLE}",
+            MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT,
+            WAITING = pending_of_endpoint("d.lease_until IS NULL", 1),
         ))
+        .bind::<Timestamptz, _>(now)
         .load(&mut conn)
         .await
         .map_err(error::query)

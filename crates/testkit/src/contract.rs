@@ -167,6 +167,8 @@ macro_rules! repository_contract_suite {
             a_partner_has_at_most_sixteen_webhook_endpoints,
             events_fan_out_once_into_claimable_deliveries,
             attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint,
+            claims_go_round_the_endpoints_two_in_flight_at_most,
+            concurrent_claims_take_each_delivery_once_and_two_per_endpoint_at_most,
             // suite: end
         );
     };

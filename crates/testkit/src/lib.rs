@@ -9,3 +9,4 @@ pub mod contract;
 pub mod db;
 pub mod fixtures;
 pub mod tournament_decks;
+pub mod webhook_workers;

@@ -1578,6 +1578,84 @@ async fn an_endpoint_deleted_while_an_attempt_is_recorded_waits_for_it_without_a
     );
 }
 
+/// Two instances on one database (two pools, each with its workers) claim one queue at once,
+/// one endpoint flooded: no delivery is claimed twice, and no endpoint ever has more than two
+/// in flight, though each instance counts the room on its own (contract "Webhooks", fair
+/// share; the endpoint's row lock makes claims of one endpoint one after the other).
+#[tokio::test]
+async fn two_instances_claiming_at_once_take_each_delivery_once_and_two_per_endpoint_at_most() {
+    let db = TestDb::new().await;
+    let other =
+        deckhand_postgres::repositories(deckhand_postgres::connect(db.url(), 4).await.unwrap());
+    let claimed =
+        deckhand_testkit::webhook_workers::flood_and_claim(&[db.repositories(), other], 6)
+            .await
+            .unwrap();
+    assert_eq!(claimed.deliveries, 60 + 5 * 30, "{claimed:?}");
+    assert!(claimed.most_in_flight <= 2, "{claimed:?}");
+}
+
+/// A claim waits for no lock: an endpoint whose row another transaction holds (an attempt of
+/// it being recorded) and a delivery whose row is held (being deleted) are passed by, and
+/// taken by the next claim once free. Waiting there could close a cycle with `record`, which
+/// holds a delivery and waits for its endpoint.
+#[tokio::test]
+async fn a_claim_passes_locked_endpoints_and_deliveries_by_without_waiting() {
+    use deckhand_testkit::fixtures::{partner_for, webhook_endpoint};
+
+    let (db, repos, alice) = schema_with_alice().await;
+    let partner = partner_for(&alice, "acme");
+    repos.partners.insert(&partner).await.unwrap();
+    let endpoint = webhook_endpoint(&partner, "https://hooks.example.com/a");
+    repos.webhooks.create(&endpoint).await.unwrap();
+    for name in ["one", "two"] {
+        repos.decks.insert(&deck(&alice, name)).await.unwrap();
+    }
+    let at = now();
+    assert_eq!(repos.webhooks.fan_out(10, at).await.unwrap(), 2);
+    let ids = texts(
+        &db,
+        "SELECT id::text AS value FROM webhook_deliveries ORDER BY id",
+    )
+    .await;
+    let lease = Duration::from_secs(60);
+    let claim = async || {
+        let started = Instant::now();
+        let claimed =
+            tokio::time::timeout(Duration::from_secs(5), repos.webhooks.claim(at, 10, lease))
+                .await
+                .expect("the claim waits for no lock")
+                .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(2));
+        let mut taken: Vec<String> = claimed
+            .iter()
+            .map(|claimed| claimed.delivery.id.0.to_string())
+            .collect();
+        taken.sort();
+        taken
+    };
+
+    let mut holder = AsyncPgConnection::establish(db.url()).await.unwrap();
+    holder
+        .batch_execute(&format!(
+            "BEGIN; SELECT 1 FROM webhook_endpoints WHERE id = '{}' FOR UPDATE",
+            endpoint.id.0
+        ))
+        .await
+        .unwrap();
+    assert_eq!(claim().await, Vec::<String>::new());
+    holder
+        .batch_execute(&format!(
+            "ROLLBACK; BEGIN; SELECT 1 FROM webhook_deliveries WHERE id = '{}' FOR UPDATE",
+            ids[0]
+        ))
+        .await
+        .unwrap();
+    assert_eq!(claim().await, [ids[1].clone()]);
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(claim().await, [ids[0].clone()]);
+}
+
 /// A pooled connection whose session the server ended under a statement (`pg_terminate_backend`,
 /// SQLSTATE 57P01, as a restart or a crash of another backend does with 57P01 and 57P02) is
 /// never handed out again: that statement's caller is told the store is unavailable, and the

@@ -261,7 +261,9 @@ async fn an_idle_instance_sends_a_handful_of_small_statements_a_minute() {
              ({:.3} ms): {pruning_each:?}",
             worker.statements, worker.exec_ms, pruning.statements, pruning.exec_ms
         );
-        assert!(worker.statements <= 6, "{worker_each:#?}");
+        // Dispatch (a transaction of 4), a claim (a transaction of 3: the endpoint lock that
+        // keeps fair share across instances finds nothing) and the next-due query.
+        assert!(worker.statements <= 8, "{worker_each:#?}");
         assert!(pruning.statements <= 20, "{pruning_each:#?}");
     }
 }

@@ -7,12 +7,14 @@
 //! its event was fanned out is not sent. The domain decides; the stores keep the queue, the
 //! application runs the worker and the HTTP client behind [`ports::WebhookTransport`].
 
+mod fair;
 mod model;
 pub mod ports;
 mod schedule;
 mod service;
 mod url;
 
+pub use fair::{MAX_IN_FLIGHT_PER_ENDPOINT, QueuedDelivery, fair_claim, next_claimable};
 pub use model::{
     AttemptOutcome, AttemptRecord, DELIVERY_RETENTION, DISABLE_AFTER_FAILURES, Delivery,
     DeliveryId, DeliveryStatus, DisabledReason, Endpoint, EndpointChanges, EndpointHealth,

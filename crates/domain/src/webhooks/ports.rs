@@ -89,8 +89,10 @@ pub trait WebhookRepository: Send + Sync {
         previous_until: OffsetDateTime,
     ) -> anyhow::Result<Option<Endpoint>>;
 
-    /// Queues a delivery made outside the event log (a ping).
-    async fn enqueue(&self, delivery: &Delivery) -> anyhow::Result<()>;
+    /// Queues `ping` (a delivery made outside the event log) unless a ping is pending for its
+    /// endpoint already, decided atomically against concurrent pings: returns the pending ping
+    /// (the oldest, should a manual retry have made two pending) or `ping` as queued.
+    async fn enqueue_ping(&self, ping: &Delivery) -> anyhow::Result<Delivery>;
 
     /// The endpoint's deliveries, newest first, after (older than) `after`; `None` when the
     /// partner has no such endpoint.
@@ -123,6 +125,11 @@ pub trait WebhookRepository: Send + Sync {
     /// pings), each for `lease`: no other claim returns them until the lease runs out, so
     /// two instances never attempt one delivery, and one whose instance died is attempted
     /// again. Claims skip rows another transaction holds (`FOR UPDATE SKIP LOCKED`).
+    ///
+    /// Fair share ([`super::MAX_IN_FLIGHT_PER_ENDPOINT`]): an endpoint never has more than
+    /// that many deliveries leased at `now`, counting every claim of every instance, and the
+    /// claim goes round the endpoints: each endpoint's oldest due delivery comes before any
+    /// endpoint's second (by due time within a round).
     async fn claim(
         &self,
         now: OffsetDateTime,
@@ -138,8 +145,11 @@ pub trait WebhookRepository: Send + Sync {
     /// Drops a delivery its endpoint's partner may not read (any more).
     async fn discard(&self, delivery: DeliveryId) -> anyhow::Result<()>;
 
-    /// When the next pending delivery falls due (or its lease ends), if any.
-    async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>>;
+    /// When a claim at `now` or later may next return something, if ever: the soonest a
+    /// pending delivery falls due or a lease ends, where a delivery of an endpoint with
+    /// [`super::MAX_IN_FLIGHT_PER_ENDPOINT`] leases running waits for the first of them to end
+    /// (a recorded attempt ends its lease earlier and wakes the worker, `wait_for_work`).
+    async fn next_due(&self, now: OffsetDateTime) -> anyhow::Result<Option<OffsetDateTime>>;
 
     /// Returns when there may be work: an event committed, a delivery was queued or made due
     /// (by any instance), or `timeout` passed. Woken by the store, never by polling it.

@@ -19,7 +19,7 @@ use super::ports::{
 use super::schedule::{RetrySchedule, jitter_unit};
 use super::url::{InvalidWebhookUrl, TargetPolicy, WebhookUrl};
 use crate::events::ports::EventRepository;
-use crate::events::{Actor, Event, EventId, EventRecord, EventType, FeedReader, SubjectKind};
+use crate::events::{Event, EventId, EventType, FeedReader, SubjectKind};
 use crate::identity::{PartnerRef, Scope};
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
@@ -300,7 +300,9 @@ impl WebhookService {
         Ok((endpoint, secret.reveal()))
     }
 
-    /// Queues a `webhook.ping` for the endpoint (not in the feed).
+    /// Queues a `webhook.ping` for the endpoint (not in the feed), unless one is pending for it
+    /// already: then that one is the answer, and no second is queued (a partner pinging in a
+    /// loop queues one ping at a time).
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn ping(
         &self,
@@ -309,27 +311,14 @@ impl WebhookService {
     ) -> Result<Delivery, WebhookError> {
         let endpoint = self.get(partner, id).await?;
         let now = self.system.clock.now();
-        let event = Event {
-            // Pings are not in the feed and have no place in its order.
-            sequence: 0,
-            record: EventRecord {
-                id: EventId(self.system.ids.new_id()),
-                event_type: EventType::WebhookPing,
-                game: endpoint.games.names().first().cloned().unwrap_or_default(),
-                occurred_at: now,
-                subject_id: None,
-                actor: Actor {
-                    user_id: None,
-                    partner: Some(partner.slug.clone()),
-                },
-                data: serde_json::json!({"webhook_id": endpoint.id.0}),
-            },
-        };
-        let mut delivery =
-            Delivery::of_event(DeliveryId(self.system.ids.new_id()), &endpoint, &event, now);
-        delivery.sequence = None;
-        self.webhooks.enqueue(&delivery).await?;
-        Ok(delivery)
+        let ping = Delivery::ping(
+            DeliveryId(self.system.ids.new_id()),
+            EventId(self.system.ids.new_id()),
+            &endpoint,
+            &partner.slug,
+            now,
+        );
+        Ok(self.webhooks.enqueue_ping(&ping).await?)
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
@@ -423,7 +412,7 @@ impl WebhookService {
 
     #[tracing::instrument(level = "debug", skip_all)]
     pub async fn next_due(&self) -> anyhow::Result<Option<OffsetDateTime>> {
-        self.webhooks.next_due().await
+        self.webhooks.next_due(self.system.clock.now()).await
     }
 
     #[tracing::instrument(level = "debug", skip_all)]
@@ -613,6 +602,54 @@ impl Delivery {
             game: event.record.game.clone(),
             subject_id: event.record.subject_id,
             body: event.to_json().to_string(),
+            attempt: 0,
+            retries_used: 0,
+            status: DeliveryStatus::Pending,
+            response_status: None,
+            duration_ms: None,
+            error: None,
+            attempted_at: None,
+            next_attempt_at: Some(now),
+            created_at: now,
+        }
+    }
+}
+
+impl Delivery {
+    /// A `webhook.ping` to `endpoint` that `partner` asked for at `now`, due at once. Its body
+    /// (contract "Webhooks"): no place in the feed's order and no game; the endpoint is its
+    /// subject.
+    pub fn ping(
+        id: DeliveryId,
+        event_id: EventId,
+        endpoint: &Endpoint,
+        partner: &str,
+        now: OffsetDateTime,
+    ) -> Self {
+        let occurred_at = now
+            .to_offset(time::UtcOffset::UTC)
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default();
+        let body = serde_json::json!({
+            "id": event_id.0,
+            "sequence": null,
+            "type": EventType::WebhookPing.as_str(),
+            "game": null,
+            "occurred_at": occurred_at,
+            "subject": {"kind": "webhook", "id": endpoint.id.0},
+            "actor": {"user_id": null, "partner": partner},
+            "data": {},
+        });
+        Self {
+            id,
+            endpoint: endpoint.id,
+            event_id,
+            event_type: EventType::WebhookPing,
+            sequence: None,
+            // Stored for the queue's bookkeeping only; the body has none.
+            game: endpoint.games.names().first().cloned().unwrap_or_default(),
+            subject_id: None,
+            body: body.to_string(),
             attempt: 0,
             retries_used: 0,
             status: DeliveryStatus::Pending,

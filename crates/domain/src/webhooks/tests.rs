@@ -508,29 +508,85 @@ fn a_ping_is_queued_for_the_endpoint_without_a_sequence() {
         &WebhookSecret::from_bytes([1; 32]),
         "https://a.example/",
     );
+    let endpoint_id = found.id;
     let queued = Arc::new(Mutex::new(None));
     let mut repository = MockWebhookRepository::new();
     repository
         .expect_find()
         .returning(move |_, _| Ok(Some(found.clone())));
     let keep = queued.clone();
-    repository.expect_enqueue().returning(move |delivery| {
-        *keep.lock().unwrap() = Some(delivery.clone());
-        Ok(())
-    });
+    repository
+        .expect_enqueue_ping()
+        .times(1)
+        .returning(move |delivery| {
+            *keep.lock().unwrap() = Some(delivery.clone());
+            Ok(delivery.clone())
+        });
     let service = service(
         repository,
         MockEventRepository::new(),
         MockAddressResolver::new(),
         false,
     );
-    futures_executor::block_on(service.ping(&partner(), WebhookId(Uuid::from_u128(5)))).unwrap();
+    let answered =
+        futures_executor::block_on(service.ping(&partner(), WebhookId(Uuid::from_u128(5))))
+            .unwrap();
     let delivery = queued.lock().unwrap().clone().unwrap();
+    assert_eq!(answered, delivery);
     assert_eq!(delivery.event_type, EventType::WebhookPing);
     assert_eq!(delivery.sequence, None);
+    assert_eq!(delivery.next_attempt_at, Some(NOW));
+    // The body the contract gives a ping: no sequence, no game, the endpoint as its subject.
     let body: serde_json::Value = serde_json::from_str(&delivery.body).unwrap();
-    assert_eq!(body["type"], "webhook.ping");
-    assert_eq!(body["actor"]["partner"], "acme");
+    assert_eq!(
+        body,
+        serde_json::json!({
+            "id": delivery.event_id.0,
+            "sequence": null,
+            "type": "webhook.ping",
+            "game": null,
+            "occurred_at": "2026-11-26T12:00:00Z",
+            "subject": {"kind": "webhook", "id": endpoint_id.0},
+            "actor": {"user_id": null, "partner": "acme"},
+            "data": {},
+        })
+    );
+}
+
+#[test]
+fn a_ping_while_one_is_pending_answers_with_the_pending_one() {
+    let key = SealingKey(KEY);
+    let found = endpoint(
+        &key,
+        &WebhookSecret::from_bytes([1; 32]),
+        "https://a.example/",
+    );
+    let pending = Delivery::ping(
+        DeliveryId(Uuid::from_u128(1)),
+        crate::events::EventId(Uuid::from_u128(2)),
+        &found,
+        "acme",
+        NOW - time::Duration::seconds(3),
+    );
+    let mut repository = MockWebhookRepository::new();
+    repository
+        .expect_find()
+        .returning(move |_, _| Ok(Some(found.clone())));
+    let stored = pending.clone();
+    repository
+        .expect_enqueue_ping()
+        .times(1)
+        .returning(move |_| Ok(stored.clone()));
+    let service = service(
+        repository,
+        MockEventRepository::new(),
+        MockAddressResolver::new(),
+        false,
+    );
+    let answered =
+        futures_executor::block_on(service.ping(&partner(), WebhookId(Uuid::from_u128(5))))
+            .unwrap();
+    assert_eq!(answered, pending);
 }
 
 #[test]

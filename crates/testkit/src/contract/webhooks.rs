@@ -195,21 +195,24 @@ pub async fn events_fan_out_once_into_claimable_deliveries(repos: &Repositories)
     let stats = repos.webhooks.stats().await?;
     ensure!(stats.pending == 3, "{stats:?}");
 
-    // Claims: each delivery once until its lease ends.
+    // Claims: each delivery once until its lease ends, and at most two of one endpoint in
+    // flight: the third waits for a lease to end.
     let lease = Duration::from_secs(60);
-    let first = repos.webhooks.claim(at, 2, lease).await?;
+    let first = repos.webhooks.claim(at, 1, lease).await?;
     let second = repos.webhooks.claim(at, 10, lease).await?;
     ensure!(
-        first.len() == 2 && second.len() == 1,
+        first.len() == 1 && second.len() == 1,
         "{} {}",
         first.len(),
         second.len()
     );
+    ensure!(first[0].delivery.id != second[0].delivery.id);
     ensure!(repos.webhooks.claim(at, 10, lease).await?.is_empty());
     ensure!(first[0].owner.created_by == acme.created_by && first[0].owner.active);
     ensure!(first[0].endpoint.id == every.id);
+    ensure!(repos.webhooks.next_due(at).await? == Some(at + time::Duration::seconds(60)));
     let later = at + time::Duration::seconds(61);
-    ensure!(repos.webhooks.claim(later, 10, lease).await?.len() == 3);
+    ensure!(repos.webhooks.claim(later, 10, lease).await?.len() == 2);
     Ok(())
 }
 
@@ -246,7 +249,7 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
     ensure!(stored.status == DeliveryStatus::Pending && stored.attempt == 1);
     ensure!(stored.response_status == Some(500));
     ensure!(stored.next_attempt_at == Some(at + time::Duration::minutes(1)));
-    ensure!(repos.webhooks.next_due().await? == Some(at + time::Duration::minutes(1)));
+    ensure!(repos.webhooks.next_due(at).await? == Some(at + time::Duration::minutes(1)));
     ensure!(
         repos.webhooks.claim(at, 1, lease).await?.is_empty(),
         "claimed before due"
@@ -288,8 +291,9 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
         stored[0]
     );
 
-    // The retried delivery and 49 more failing for good, recorded at once as by many workers, then
-    // the endpoint is disabled: no failure in a row is lost to a concurrent record.
+    // The retried delivery and 49 more failing for good, recorded at once as by many workers
+    // (whose leases may have run out meanwhile), then the endpoint is disabled: no failure in
+    // a row is lost to a concurrent record.
     for n in 0..49 {
         repos
             .decks
@@ -299,17 +303,13 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
     repos.webhooks.fan_out(100, at).await?;
     let records: Vec<AttemptRecord> = repos
         .webhooks
-        .claim(at, 100, lease)
+        .deliveries("acme", made.id, 100, None)
         .await?
+        .context("the endpoint")?
         .iter()
-        .map(|claimed| {
-            AttemptRecord::decide(
-                &claimed.delivery,
-                &failed,
-                at,
-                &RetrySchedule::new(vec![]),
-                0.0,
-            )
+        .filter(|delivery| delivery.status == DeliveryStatus::Pending)
+        .map(|delivery| {
+            AttemptRecord::decide(delivery, &failed, at, &RetrySchedule::new(vec![]), 0.0)
         })
         .collect();
     let failures = records.len();
@@ -348,5 +348,139 @@ pub async fn attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint(
         .prune(at + time::Duration::days(31), 1000)
         .await?;
     ensure!(pruned == 50, "{pruned} pruned");
+    Ok(())
+}
+
+/// Fair share (contract "Webhooks"): a claim goes round the endpoints, each one's oldest due
+/// delivery before any one's second, and never has more than two of one endpoint in flight;
+/// a recorded attempt or a lease that ran out makes room again. A flooded endpoint's older
+/// queue does not come before another endpoint's first delivery.
+pub async fn claims_go_round_the_endpoints_two_in_flight_at_most(repos: &Repositories) -> Outcome {
+    let acme = a_partner(repos, "alice", "acme").await?;
+    let rival = a_partner(repos, "bob", "rival").await?;
+    let owner = user("carol");
+    repos.users.insert(&owner).await?;
+    let flooded = endpoint(&acme, "https://hooks.example.com/flooded");
+    repos.webhooks.create(&flooded).await?;
+    let start = now();
+    for n in 0..20 {
+        repos
+            .decks
+            .insert(&deck(&owner, &format!("flood {n}")))
+            .await?;
+    }
+    repos.webhooks.fan_out(100, start).await?;
+    let quiet = endpoint(&rival, "https://hooks.example.com/quiet");
+    let other = endpoint(&rival, "https://hooks.example.com/other");
+    repos.webhooks.create(&quiet).await?;
+    repos.webhooks.create(&other).await?;
+    let at = start + time::Duration::seconds(1);
+    for n in 0..3 {
+        repos
+            .decks
+            .insert(&deck(&owner, &format!("later {n}")))
+            .await?;
+    }
+    repos.webhooks.fan_out(100, at).await?;
+    let log = |id| async move {
+        let mut log = repos
+            .webhooks
+            .deliveries("acme", id, 100, None)
+            .await?
+            .or(repos.webhooks.deliveries("rival", id, 100, None).await?)
+            .context("the endpoint")?;
+        // Oldest first.
+        log.reverse();
+        anyhow::Ok(
+            log.into_iter()
+                .map(|delivery| delivery.id)
+                .collect::<Vec<_>>(),
+        )
+    };
+    let (flooded_log, quiet_log, other_log) = (
+        log(flooded.id).await?,
+        log(quiet.id).await?,
+        log(other.id).await?,
+    );
+    ensure!(flooded_log.len() == 23 && quiet_log.len() == 3 && other_log.len() == 3);
+
+    let lease = Duration::from_secs(60);
+    let ids = |claimed: &[deckhand_domain::webhooks::ports::ClaimedDelivery]| {
+        let mut ids: Vec<DeliveryId> = claimed.iter().map(|c| c.delivery.id).collect();
+        ids.sort();
+        ids
+    };
+    let sorted = |mut ids: Vec<DeliveryId>| {
+        ids.sort();
+        ids
+    };
+    // One slot: the endpoint waiting longest. Then the first round, then the second.
+    let one = repos.webhooks.claim(at, 1, lease).await?;
+    ensure!(ids(&one) == [flooded_log[0]], "{:?}", ids(&one));
+    let round = repos.webhooks.claim(at, 2, lease).await?;
+    ensure!(
+        ids(&round) == sorted(vec![quiet_log[0], other_log[0]]),
+        "{:?}",
+        ids(&round)
+    );
+    let second = repos.webhooks.claim(at, 32, lease).await?;
+    ensure!(
+        ids(&second) == sorted(vec![flooded_log[1], quiet_log[1], other_log[1]]),
+        "{:?}",
+        ids(&second)
+    );
+    // Every endpoint has two in flight: nothing more until one ends.
+    ensure!(repos.webhooks.claim(at, 32, lease).await?.is_empty());
+    let lease_end = at + time::Duration::seconds(60);
+    ensure!(repos.webhooks.next_due(at).await? == Some(lease_end));
+    // A recorded attempt makes room for exactly one more of its endpoint.
+    let succeeded = AttemptOutcome::Answered {
+        status: 204,
+        body: String::new(),
+        duration: Duration::from_millis(1),
+    };
+    let done = one.first().context("the first claim")?;
+    repos
+        .webhooks
+        .record(&AttemptRecord::decide(
+            &done.delivery,
+            &succeeded,
+            at,
+            &RetrySchedule::new(vec![]),
+            0.0,
+        ))
+        .await?;
+    ensure!(repos.webhooks.next_due(at).await? <= Some(at));
+    let next = repos.webhooks.claim(at, 32, lease).await?;
+    ensure!(ids(&next) == [flooded_log[2]], "{:?}", ids(&next));
+    // Leases that ran out (workers that died) are not in flight: their deliveries are due
+    // again, two per endpoint, the oldest first.
+    let later = lease_end + time::Duration::seconds(1);
+    let again = repos.webhooks.claim(later, 32, lease).await?;
+    ensure!(
+        ids(&again)
+            == sorted(vec![
+                flooded_log[1],
+                flooded_log[2],
+                quiet_log[0],
+                quiet_log[1],
+                other_log[0],
+                other_log[1],
+            ]),
+        "{:?}",
+        ids(&again)
+    );
+    Ok(())
+}
+
+/// Many workers claiming at once never take one delivery twice nor more than two of one
+/// endpoint, whatever its queue: one endpoint's 60 deliveries are older than the 30 of each of
+/// five others. (`tests/postgres.rs` runs the same with two instances on one database.)
+pub async fn concurrent_claims_take_each_delivery_once_and_two_per_endpoint_at_most(
+    repos: &Repositories,
+) -> Outcome {
+    let claimed = crate::webhook_workers::flood_and_claim(std::slice::from_ref(repos), 8).await?;
+    ensure!(claimed.deliveries == 60 + 5 * 30, "{claimed:?}");
+    ensure!(claimed.most_in_flight <= 2, "{claimed:?}");
     Ok(())
 }

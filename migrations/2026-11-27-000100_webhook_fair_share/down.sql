@@ -1,0 +1,3 @@
+DROP INDEX webhook_deliveries_pending_pings;
+DROP INDEX webhook_deliveries_leased;
+DROP INDEX webhook_deliveries_endpoint_due;
