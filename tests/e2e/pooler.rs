@@ -175,3 +175,75 @@ async fn a_deck_flow_works_through_pgbouncer_in_transaction_mode_on_two_instance
 
     drop(bouncer);
 }
+
+/// The server's own statement timeout, set for every session and applied to the sessions
+/// PgBouncer already holds (a reload reaches them at their next statement).
+async fn set_server_statement_timeout(url: &str, ms: u32) {
+    let mut admin = AsyncPgConnection::establish(url).await.unwrap();
+    // One statement per call: ALTER SYSTEM may not run in a transaction block.
+    admin
+        .batch_execute(&format!("ALTER SYSTEM SET statement_timeout = {ms}"))
+        .await
+        .unwrap();
+    admin
+        .batch_execute("SELECT pg_reload_conf()")
+        .await
+        .unwrap();
+}
+
+/// `/readyz` until `done` holds for its answer, for at most 20 s.
+async fn readyz_until(app: &TestApp, done: impl Fn(StatusCode, &Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (status, headers, body) = send(app.client.get(app.url("/readyz"))).await;
+        if done(status, &body) {
+            if status == StatusCode::SERVICE_UNAVAILABLE {
+                assert!(headers.contains_key("retry-after"), "{body}");
+            }
+            return body;
+        }
+        assert!(Instant::now() < deadline, "{status} {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_statement_timeout_changed_under_a_running_service_is_reported_by_readyz() {
+    let cluster = OwnCluster::start("pooler-timeout").expect("a cluster of our own");
+    set_server_statement_timeout(&cluster.url(), 15000).await;
+    let bouncer = cluster.pgbouncer(2).expect("PgBouncer in front of it");
+    let app = TestApp::builder(Store::Pooled {
+        pooler: bouncer.url(),
+        direct: cluster.url(),
+    })
+    .rate_limits(None)
+    .start()
+    .await;
+    let ready = readyz_until(&app, |status, _| status == StatusCode::OK).await;
+    assert_eq!(ready["databases"][0]["status"], "up", "{ready}");
+
+    // The operator changes it under the running service: statements would run under another
+    // limit than the service's; readiness says so, with the fix.
+    set_server_statement_timeout(&cluster.url(), 5000).await;
+    let body = readyz_until(&app, |status, body| {
+        status == StatusCode::SERVICE_UNAVAILABLE
+            && body["details"]["databases"][0]["status"] == "misconfigured"
+    })
+    .await;
+    assert_eq!(body["error"], "SERVICE_UNAVAILABLE", "{body}");
+    let problem = body["details"]["databases"][0]["problem"].as_str().unwrap();
+    assert!(
+        problem.contains("statement_timeout is 5000 ms, not the 15000 ms"),
+        "{problem}"
+    );
+    assert!(problem.contains("ALTER ROLE"), "{problem}");
+    assert!(
+        body["message"].as_str().unwrap().contains(problem),
+        "{body}"
+    );
+
+    // Put back, it is ready again.
+    set_server_statement_timeout(&cluster.url(), 15000).await;
+    readyz_until(&app, |status, _| status == StatusCode::OK).await;
+    drop(bouncer);
+}

@@ -21,10 +21,49 @@ pub async fn open(settings: &StoreSettings, migrate: bool) -> anyhow::Result<Rep
         return Ok(deckhand_memory::repositories());
     };
     let primary = connect_primary(settings, url, migrate).await?;
-    Ok(deckhand_postgres::repositories_listening_on(
-        primary.pool,
-        primary.listen,
-    ))
+    let pool = primary.pool.clone();
+    let repositories = deckhand_postgres::repositories_listening_on(primary.pool, primary.listen);
+    Ok(with_pooled_health(settings, &pool, repositories))
+}
+
+/// Through a transaction-mode pooler, the statement timeout is the server's own setting, so it
+/// must equal `DECKHAND_DB_STATEMENT_TIMEOUT_MS` (else each new connection would be refused
+/// with a 503 for every request): a difference stops the start with its message and fix. A
+/// pooler or server that cannot be asked does not; as without a pooler, the service starts
+/// and `/readyz` says the store is down.
+async fn refuse_a_different_statement_timeout(
+    settings: &StoreSettings,
+    url: &str,
+) -> anyhow::Result<()> {
+    if pooler(settings) != Pooler::Transaction {
+        return Ok(());
+    }
+    match deckhand_postgres::check_statement_timeout(url, settings.statement_timeout()).await {
+        Err(error) if deckhand_domain::error::misconfiguration(&error).is_some() => Err(error),
+        Err(error) => {
+            tracing::warn!(
+                error = format!("{error:#}"),
+                "could not read the server's statement_timeout through the pooler at start"
+            );
+            Ok(())
+        }
+        Ok(()) => Ok(()),
+    }
+}
+
+/// `repositories` whose readiness check, through a transaction-mode pooler, also holds the
+/// server's `statement_timeout` to the setting: an operator can change it under a running
+/// service, and `/readyz` then reports it.
+fn with_pooled_health(
+    settings: &StoreSettings,
+    pool: &Pool,
+    mut repositories: Repositories,
+) -> Repositories {
+    if pooler(settings) == Pooler::Transaction {
+        repositories.health =
+            deckhand_postgres::pooled_health(pool.clone(), settings.statement_timeout());
+    }
+    repositories
 }
 
 /// The PostgreSQL repositories; operator commands make no sense on a memory store that dies
@@ -56,6 +95,7 @@ async fn connect_primary(
             .await
             .context("applying database migrations")?;
     }
+    refuse_a_different_statement_timeout(settings, url).await?;
     let pool = connect(settings, url)
         .await
         .context("connecting to PostgreSQL")?;
@@ -166,6 +206,9 @@ pub async fn open_serving(
     let primary = connect_primary(settings, url, migrate).await?;
     let mut replica_pools = Vec::with_capacity(replicas.urls.len());
     for (index, replica) in replicas.urls.iter().enumerate() {
+        refuse_a_different_statement_timeout(settings, replica)
+            .await
+            .with_context(|| format!("replica {} of DATABASE_REPLICA_URL", index + 1))?;
         let pool = connect(settings, replica).await.with_context(|| {
             format!(
                 "connecting to replica {} of DATABASE_REPLICA_URL",
@@ -174,12 +217,15 @@ pub async fn open_serving(
         })?;
         replica_pools.push(pool);
     }
-    Ok(Opened::replicated(
+    let pool = primary.pool.clone();
+    let mut opened = Opened::replicated(
         primary.pool,
         &primary.listen,
         replica_pools,
         replicas.max_lag(),
-    ))
+    );
+    opened.primary = with_pooled_health(settings, &pool, opened.primary);
+    Ok(opened)
 }
 
 #[cfg(test)]

@@ -28,7 +28,7 @@ pub mod time;
 pub mod validation;
 pub mod webhooks;
 
-pub use error::StoreUnavailable;
+pub use error::{StoreMisconfigured, StoreUnavailable};
 pub use patch::Patch;
 pub use services::Services;
 pub use settings::ServiceSettings;

@@ -236,6 +236,14 @@ impl ApiError {
         )
     }
 
+    /// 503 for a store that answers but is set up otherwise than the service's settings say;
+    /// the message is the problem and its fix, for the operator who reads readiness.
+    pub fn store_misconfigured(problem: &str) -> Self {
+        let mut error = Self::unavailable();
+        error.message = format!("the database is misconfigured: {problem}");
+        error
+    }
+
     /// An error nobody planned for: logged with its cause, answered without internals. A store
     /// that cannot be reached is a 503 instead, so clients retry.
     pub fn unexpected(error: anyhow::Error) -> Self {

@@ -29,6 +29,7 @@ mod replication;
 mod rules;
 mod schema;
 mod scopes;
+mod server_settings;
 mod sideboards;
 mod statement;
 mod stored;
@@ -53,6 +54,7 @@ pub use pool::{
     POOL_TIMEOUT, Pool, Pooler, STATEMENT_TIMEOUT, connect, connect_through, connect_with_timeout,
 };
 pub use replication::{Replicated, replicated};
+pub use server_settings::check_statement_timeout;
 
 /// Every repository over one pool, which also gives the connections that LISTEN.
 pub fn repositories(pool: Pool) -> Repositories {
@@ -105,9 +107,25 @@ fn repositories_and_events(pool: Pool, listen: &Pool) -> (Repositories, Arc<even
         events,
         prune_jobs,
         webhooks,
-        health: Arc::new(health::PgHealth { pool }),
+        health: Arc::new(health::PgHealth {
+            pool,
+            statement_timeout: None,
+        }),
     };
     (repositories, event_log)
+}
+
+/// The health check of a store reached through a transaction-mode pooler: each ping also holds
+/// the server's `statement_timeout` to `statement_timeout`, which an operator may change under
+/// a running service (a difference is a `StoreMisconfigured` in the ping's error).
+pub fn pooled_health(
+    pool: Pool,
+    statement_timeout: std::time::Duration,
+) -> Arc<dyn deckhand_domain::ports::StoreHealth> {
+    Arc::new(health::PgHealth {
+        pool,
+        statement_timeout: Some(statement_timeout),
+    })
 }
 
 /// As [`repositories`], with the card lookups of a resolution answered as `lookups` says.

@@ -56,6 +56,7 @@ pub fn replicated(
             events: Arc::new(events.on_replica(replica.clone())),
             health: Arc::new(crate::health::PgHealth {
                 pool: replica.clone(),
+                statement_timeout: None,
             }),
             ..primary_repositories.clone()
         })

@@ -22,40 +22,78 @@ pub async fn healthz() -> HttpResponse {
 
 /// 200 when the primary answers, else 503 in the envelope, with every database's state
 /// (`databases`, also in the envelope's `details`). A replica that does not answer leaves the
-/// instance ready: the primary serves the reads it would have.
+/// instance ready: the primary serves the reads it would have. A database that answers but is
+/// set up otherwise than the settings say (through a pooler, another `statement_timeout`) is
+/// `misconfigured`, with the problem and its fix; the primary so is not ready.
 pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
     let replicas = state
         .router
         .replicas()
         .map(|(replica, services, lag)| async move {
-            let up = answers(replica, services).await;
-            let mut report =
-                json!({"name": replica.name(), "status": if up { "up" } else { "down" }});
-            if let (true, Some(lag)) = (up, lag) {
+            let found = check(replica, services).await;
+            let mut report = found.report(replica);
+            if let (Found::Up, Some(lag)) = (&found, lag) {
                 report["lag_ms"] = json!(u64::try_from(lag.as_millis()).unwrap_or(u64::MAX));
             }
             report
         });
-    let (primary_up, replicas) = futures_util::join!(
-        answers(Database::Primary, &state.services),
+    let (primary, replicas) = futures_util::join!(
+        check(Database::Primary, &state.services),
         futures_util::future::join_all(replicas)
     );
-    let primary =
-        json!({"name": Database::Primary.name(), "status": if primary_up { "up" } else { "down" }});
-    let databases: Vec<_> = std::iter::once(primary).chain(replicas).collect();
-    if primary_up {
-        Ok(HttpResponse::Ok().json(json!({"status": "ready", "databases": databases})))
-    } else {
-        Err(ApiError::unavailable().with_details(json!({"databases": databases})))
+    let databases: Vec<_> = std::iter::once(primary.report(Database::Primary))
+        .chain(replicas)
+        .collect();
+    let details = json!({"databases": databases});
+    match primary {
+        Found::Up => {
+            Ok(HttpResponse::Ok().json(json!({"status": "ready", "databases": databases})))
+        }
+        Found::Down => Err(ApiError::unavailable().with_details(details)),
+        Found::Misconfigured(problem) => {
+            Err(ApiError::store_misconfigured(&problem).with_details(details))
+        }
     }
 }
 
-/// Whether `database` (whose services are `services`) answers within [`READINESS_TIMEOUT`].
-async fn answers(database: Database, services: &Services) -> bool {
+/// What a readiness check found of one database.
+enum Found {
+    Up,
+    Down,
+    /// It answers, but not as the settings say: the problem and its fix.
+    Misconfigured(String),
+}
+
+impl Found {
+    /// The database's entry in `databases`.
+    fn report(&self, database: Database) -> serde_json::Value {
+        match self {
+            Self::Up => json!({"name": database.name(), "status": "up"}),
+            Self::Down => json!({"name": database.name(), "status": "down"}),
+            Self::Misconfigured(problem) => {
+                json!({"name": database.name(), "status": "misconfigured", "problem": problem})
+            }
+        }
+    }
+}
+
+/// Whether `database` (whose services are `services`) answers within [`READINESS_TIMEOUT`],
+/// and as the settings say.
+async fn check(database: Database, services: &Services) -> Found {
     let failure =
         match actix_web::rt::time::timeout(READINESS_TIMEOUT, services.health.ping()).await {
-            Ok(Ok(())) => return true,
-            Ok(Err(error)) => format!("{error:#}"),
+            Ok(Ok(())) => return Found::Up,
+            Ok(Err(error)) => {
+                if let Some(problem) = deckhand_domain::error::misconfiguration(&error) {
+                    tracing::error!(
+                        database = database.name(),
+                        problem = problem.0,
+                        "readiness check: the database is misconfigured"
+                    );
+                    return Found::Misconfigured(problem.0.clone());
+                }
+                format!("{error:#}")
+            }
             Err(_) => format!("no answer within {READINESS_TIMEOUT:?}"),
         };
     tracing::warn!(
@@ -63,7 +101,7 @@ async fn answers(database: Database, services: &Services) -> bool {
         error = failure,
         "readiness check failed"
     );
-    false
+    Found::Down
 }
 
 /// Prometheus text exposition.
