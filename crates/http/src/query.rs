@@ -156,7 +156,10 @@ mod tests {
     #[derive(Debug, Deserialize, IntoParams)]
     #[serde(rename_all = "camelCase")]
     #[into_params(parameter_in = Query)]
-    #[allow(dead_code, reason = "decoded to see which parameters fail, not all read")]
+    #[allow(
+        dead_code,
+        reason = "decoded to see which parameters fail, not all read"
+    )]
     struct Sample {
         has_video: Option<bool>,
         limit: Option<i64>,
