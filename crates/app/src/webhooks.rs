@@ -80,6 +80,10 @@ impl HttpTransport {
     fn client(&self, request: &OutgoingWebhook) -> reqwest::Result<reqwest::Client> {
         let mut builder = reqwest::Client::builder()
             .use_rustls_tls()
+            // Never through a proxy of the environment (`HTTPS_PROXY`, `ALL_PROXY`, ...): a
+            // proxy would look the host up again, behind the address check, and reach
+            // whatever it resolves to.
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.timeout)
             .connect_timeout(self.timeout)

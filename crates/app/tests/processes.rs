@@ -510,3 +510,128 @@ async fn pretty_logs_written_to_a_file_carry_no_colour_codes() {
     assert!(text.contains("in-memory store"), "{text}");
     assert!(!text.contains('\u{1b}'), "escape codes in a file: {text:?}");
 }
+
+/// A webhook receiver on loopback in a thread of its own: answers every request 204 and keeps
+/// its request line.
+fn plain_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = received.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let mut reader = BufReader::new(stream);
+            let mut request_line = String::new();
+            if reader.read_line(&mut request_line).is_err() {
+                continue;
+            }
+            let mut length = 0;
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).is_err() || header.trim().is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = header.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            kept.lock().unwrap().push(request_line.trim().to_owned());
+            let _ = reader
+                .into_inner()
+                .write_all(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n");
+        }
+    });
+    (url, received)
+}
+
+/// The webhook sender trusts nothing of its environment (contract "Webhooks"): with every
+/// proxy variable reqwest reads pointing at a listener of ours, a ping still goes straight to
+/// its receiver, and the listener is never connected to. A proxy would look the host up again,
+/// behind the address check, and reach whatever that lookup says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_webhook_sender_ignores_the_proxy_settings_of_its_environment() {
+    let db = TestDb::new().await;
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    proxy.set_nonblocking(true).unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let (receiver_url, received) = plain_receiver();
+    let mut env = vec![
+        ("DECKHAND_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("NO_PROXY", ""),
+        ("no_proxy", ""),
+    ];
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        env.push((name, proxy_url.as_str()));
+    }
+    let server = Server::start("proxied", db.url(), &env).await;
+    admin(db.url(), &["user", "create", "--username", "owner"]);
+    admin(
+        db.url(),
+        &[
+            "partner",
+            "create",
+            "--slug",
+            "acme",
+            "--owner",
+            "owner",
+            "--scopes",
+            "decks:read",
+            "--game-scopes",
+            "mtg",
+        ],
+    );
+    let key = admin(db.url(), &["api-key", "create", "--partner", "acme"]);
+    let key = key["key"].as_str().unwrap();
+    let client = reqwest::Client::new();
+    let (status, webhook) = json_of(
+        client
+            .post(server.api("/webhooks"))
+            .header("x-api-key", key)
+            .json(&json!({"url": receiver_url}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{webhook}");
+    let id = webhook["id"].as_str().unwrap();
+    let (status, ping) = json_of(
+        client
+            .post(server.api(&format!("/webhooks/{id}/ping")))
+            .header("x-api-key", key)
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{ping}");
+
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while received.lock().unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the ping never reached its receiver; its log: {}",
+            server.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(*received.lock().unwrap(), ["POST /hook HTTP/1.1"]);
+    assert!(
+        matches!(proxy.accept(), Err(error) if error.kind() == std::io::ErrorKind::WouldBlock),
+        "the proxy was connected to"
+    );
+}
