@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
+mod bodies;
 mod fair_share;
 mod receiver;
 mod restart;

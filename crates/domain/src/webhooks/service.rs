@@ -19,7 +19,7 @@ use super::ports::{
 use super::schedule::{RetrySchedule, jitter_unit};
 use super::url::{InvalidWebhookUrl, TargetPolicy, WebhookUrl};
 use crate::events::ports::EventRepository;
-use crate::events::{Event, EventId, EventType, FeedReader, SubjectKind};
+use crate::events::{Actor, Event, EventId, EventRecord, EventType, FeedReader, SubjectKind};
 use crate::identity::{PartnerRef, Scope};
 use crate::system::SystemPorts;
 use crate::validation::{FieldViolation, Violations};
@@ -442,7 +442,8 @@ impl WebhookService {
             self.webhooks.discard(delivery.id).await?;
             return Ok(DeliveryResult::Skipped);
         }
-        let outcome = match self.request(&endpoint, &delivery).await? {
+        let body = self.readable_body(&owner, &delivery).await?;
+        let outcome = match self.request(&endpoint, &delivery, body).await? {
             Ok(request) => transport.send(request).await,
             Err(refused) => AttemptOutcome::NoAnswer {
                 error: refused.to_string(),
@@ -486,11 +487,47 @@ impl WebhookService {
         Ok(reader.admits(kind, subject))
     }
 
-    /// The signed request, or why the target may not be sent to now.
+    /// The body to send: the event as fanned out, with the deck its `data` names besides the
+    /// subject (the source of a fork, a guide's deck) `null` when the endpoint's partner, alone,
+    /// may not read that deck now (contract "Events": ids inside `data` follow the read rule,
+    /// in webhook bodies as in the feed). Judged at every attempt, as the subject is.
+    async fn readable_body(
+        &self,
+        owner: &WebhookOwner,
+        delivery: &Delivery,
+    ) -> anyhow::Result<String> {
+        if delivery.event_type == EventType::WebhookPing {
+            return Ok(delivery.body.clone());
+        }
+        let mut event: serde_json::Value = serde_json::from_str(&delivery.body)
+            .with_context(|| format!("the stored body of delivery {}", delivery.id.0))?;
+        let mut record = EventRecord {
+            id: delivery.event_id,
+            event_type: delivery.event_type,
+            game: delivery.game.clone(),
+            occurred_at: delivery.created_at,
+            subject_id: delivery.subject_id,
+            actor: Actor::default(),
+            data: event["data"].take(),
+        };
+        let Some(named) = record.named_deck() else {
+            return Ok(delivery.body.clone());
+        };
+        let access = self.events.subject(SubjectKind::Deck, named).await?;
+        if partner_alone(owner).sees_named(access) {
+            return Ok(delivery.body.clone());
+        }
+        record.hide_named_deck();
+        event["data"] = record.data;
+        Ok(event.to_string())
+    }
+
+    /// The signed request carrying `body`, or why the target may not be sent to now.
     async fn request(
         &self,
         endpoint: &Endpoint,
         delivery: &Delivery,
+        body: String,
     ) -> anyhow::Result<Result<OutgoingWebhook, InvalidWebhookUrl>> {
         let targets = self.policy.targets;
         let url = match WebhookUrl::parse(&endpoint.url, targets) {
@@ -523,15 +560,10 @@ impl WebhookService {
                 .into_iter()
                 .map(|ip| std::net::SocketAddr::new(ip, url.port()))
                 .collect(),
-            signature: webhook_signature_header(
-                &secrets,
-                &webhook_id,
-                timestamp,
-                delivery.body.as_bytes(),
-            ),
+            signature: webhook_signature_header(&secrets, &webhook_id, timestamp, body.as_bytes()),
             webhook_id,
             timestamp,
-            body: delivery.body.clone(),
+            body,
         }))
     }
 }

@@ -589,6 +589,121 @@ fn a_ping_while_one_is_pending_answers_with_the_pending_one() {
     assert_eq!(answered, pending);
 }
 
+/// The deck a fork's or a guide's event names (`forked_from`, `deck_id`) is `null` in the body
+/// sent when the partner alone may not read that deck at delivery time; when it may, the body
+/// goes out byte for byte as fanned out.
+#[test]
+fn a_named_deck_the_partner_may_not_read_is_null_in_the_body_sent() {
+    let key = SealingKey(KEY);
+    let endpoint = endpoint(
+        &key,
+        &WebhookSecret::from_bytes([1; 32]),
+        "https://a.example/",
+    );
+    let fork = Uuid::from_u128(43);
+    let source = Uuid::from_u128(50);
+    let guide = Uuid::from_u128(60);
+    let event = |event_type, subject, data| crate::events::Event {
+        sequence: 12,
+        record: crate::events::EventRecord {
+            id: crate::events::EventId(Uuid::from_u128(42)),
+            event_type,
+            game: "mtg".into(),
+            occurred_at: NOW,
+            subject_id: Some(subject),
+            actor: crate::events::Actor::operator(),
+            data,
+        },
+    };
+    let forked = event(
+        EventType::DeckCreated,
+        fork,
+        serde_json::json!({"version": 1, "forked_from": {"deck_id": source, "version": 3}}),
+    );
+    let attached = event(
+        EventType::GuideDeckAttached,
+        guide,
+        serde_json::json!({"deck_id": source}),
+    );
+    for (event, field, scopes) in [
+        (&forked, "forked_from", vec![Scope::DecksRead]),
+        (
+            &attached,
+            "deck_id",
+            vec![Scope::DecksRead, Scope::SideboardsRead],
+        ),
+    ] {
+        for (source_owner, source_visibility, hidden) in [
+            // Someone else's private deck: hidden.
+            (1, Visibility::Private, true),
+            // Public, or the partner's own private deck: shown.
+            (1, Visibility::Public, false),
+            (77, Visibility::Private, false),
+        ] {
+            let delivery =
+                Delivery::of_event(DeliveryId(Uuid::from_u128(44)), &endpoint, event, NOW);
+            let mut events = MockEventRepository::new();
+            events.expect_subject().returning(move |_, id| {
+                Ok(Some(if id == source {
+                    SubjectAccess {
+                        visibility: source_visibility,
+                        owner: UserId(Uuid::from_u128(source_owner)),
+                        is_archived: false,
+                    }
+                } else {
+                    SubjectAccess {
+                        visibility: Visibility::Public,
+                        owner: UserId(Uuid::from_u128(1)),
+                        is_archived: false,
+                    }
+                }))
+            });
+            let mut repository = MockWebhookRepository::new();
+            repository.expect_record().times(1).returning(|_| Ok(()));
+            let sent = Arc::new(Mutex::new(None::<OutgoingWebhook>));
+            let mut transport = MockWebhookTransport::new();
+            let keep = sent.clone();
+            transport.expect_send().times(1).returning(move |request| {
+                *keep.lock().unwrap() = Some(request);
+                AttemptOutcome::Answered {
+                    status: 204,
+                    body: String::new(),
+                    duration: Duration::from_millis(1),
+                }
+            });
+            let service = service(repository, events, resolving_to("93.184.216.34"), false);
+            let claimed = ClaimedDelivery {
+                delivery: delivery.clone(),
+                endpoint: endpoint.clone(),
+                owner: owner(&scopes),
+            };
+            let result = futures_executor::block_on(service.attempt(&transport, claimed));
+            assert_eq!(result.unwrap(), DeliveryResult::Succeeded);
+            let request = sent.lock().unwrap().clone().unwrap();
+            let body: serde_json::Value = serde_json::from_str(&request.body).unwrap();
+            let what = format!("{field} of a deck of {source_owner}, {source_visibility:?}");
+            if hidden {
+                let mut expected: serde_json::Value = serde_json::from_str(&delivery.body).unwrap();
+                expected["data"][field] = serde_json::Value::Null;
+                assert_eq!(body, expected, "{what}");
+            } else {
+                assert_eq!(request.body, delivery.body, "{what}");
+            }
+            // The signature is over the bytes sent.
+            let secret = WebhookSecret::from_bytes([1; 32]);
+            assert_eq!(
+                request.signature,
+                secret.sign(
+                    &request.webhook_id,
+                    request.timestamp,
+                    request.body.as_bytes()
+                ),
+                "{what}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_worker_attempts_its_claim_again_only_while_the_lease_surely_holds() {
     let policy = DeliveryPolicy {
