@@ -8,6 +8,7 @@ mod bodies;
 mod fair_share;
 mod receiver;
 mod restart;
+mod rotation;
 
 use std::time::{Duration, Instant};
 
