@@ -319,7 +319,9 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          Demo token:    {token}\n\
          Demo partner:  {partner} (secret {secret})\n\
          Demo API key:  {api_key}\n\
-         OAuth client:  {client_id} (secret {client_secret}, redirect {redirect}; see docs/oauth.md)\n\n\
+         OAuth client:  {client_id} (secret {client_secret}, redirect {redirect}; see docs/oauth.md)\n\
+         Demo decks:    public {deck}, private {private}, fork {fork} (of the public one)\n\
+         Demo sideboard guide: {guide}\n\n\
          Try it:\n  curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/_probe/user\n  \
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
@@ -329,6 +331,7 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          deckhand admin sign --partner {partner} --secret {secret} --path /api/public/v1/_probe/partner --base-url {public_url}\n",
         deck = credentials.public_deck_id,
         fork = credentials.fork_deck_id,
+        private = credentials.private_deck_id,
         guide = credentials.sideboard_guide_id,
         partner = credentials.partner,
         secret = credentials.partner_secret,
