@@ -320,7 +320,6 @@ impl WebhookRepository for MemoryWebhooks {
         }
         queued.delivery.status = DeliveryStatus::Pending;
         queued.delivery.next_attempt_at = Some(now);
-        queued.lease_until = None;
         state.webhooks.wake.notify_one();
         Ok(true)
     }

@@ -697,7 +697,7 @@ impl WebhookRepository for PgWebhookRepository {
         let updated = diesel::sql_query(
             "UPDATE webhook_deliveries d SET
                  retries_used = CASE WHEN d.status = 'pending' THEN d.retries_used ELSE $5 END,
-                 status = 'pending', next_attempt_at = $4, lease_until = NULL
+                 status = 'pending', next_attempt_at = $4
              FROM webhook_endpoints e
              WHERE e.id = d.endpoint_id AND e.partner_slug = $1 AND d.endpoint_id = $2
                  AND d.id = $3",

@@ -104,9 +104,11 @@ pub trait WebhookRepository: Send + Sync {
         after: Option<DeliveryId>,
     ) -> anyhow::Result<Option<Vec<Delivery>>>;
 
-    /// Makes the delivery pending and due at `now`, its lease ended. A delivery that had ended
-    /// gets one more attempt: its `retries_used` becomes [`super::ONE_MORE_ATTEMPT`]. Whether
-    /// there was such a delivery.
+    /// Makes the delivery pending and due at `now`. A delivery that had ended gets one more
+    /// attempt: its `retries_used` becomes [`super::ONE_MORE_ATTEMPT`]. A lease is kept: a
+    /// delivery being attempted right now is not claimed a second time beside that attempt
+    /// (nor past its endpoint's share), and that attempt's record decides what follows.
+    /// Whether there was such a delivery.
     async fn retry(
         &self,
         partner: &str,

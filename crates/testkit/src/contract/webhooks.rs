@@ -429,7 +429,15 @@ pub async fn claims_go_round_the_endpoints_two_in_flight_at_most(repos: &Reposit
         "{:?}",
         ids(&second)
     );
-    // Every endpoint has two in flight: nothing more until one ends.
+    // Every endpoint has two in flight: nothing more until one ends. A manual retry of a
+    // delivery being attempted does not make it claimable beside that attempt.
+    ensure!(repos.webhooks.claim(at, 32, lease).await?.is_empty());
+    ensure!(
+        repos
+            .webhooks
+            .retry("rival", other.id, other_log[1], at)
+            .await?
+    );
     ensure!(repos.webhooks.claim(at, 32, lease).await?.is_empty());
     let lease_end = at + time::Duration::seconds(60);
     ensure!(repos.webhooks.next_due(at).await? == Some(lease_end));
