@@ -55,12 +55,12 @@ pub(crate) fn query(error: DieselError) -> anyhow::Error {
             DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand,
             _,
         ) => {
-            crate::pool::session_ended();
+            crate::ended_sessions::seen();
             unavailable(error)
         }
         error if session_ended(&error) => {
-            // Its connection must not be handed out again (`pool::session_ended`).
-            crate::pool::session_ended();
+            // Its connection must not be handed out again (`ended_sessions::seen`).
+            crate::ended_sessions::seen();
             unavailable(error)
         }
         error if cancelled(&error) => unavailable(error),
@@ -72,7 +72,7 @@ pub(crate) fn query(error: DieselError) -> anyhow::Error {
 /// administrator's `pg_terminate_backend` (SQLSTATE 57P01), the crash of another backend
 /// (57P02), an idle-session timeout (57P05); severity FATAL. The transaction was rolled back
 /// and the connection is gone; the pool drops it at its next checkout rather than hand it out
-/// (`pool::session_ended`) and makes a new one, so a retry succeeds. diesel-async passes such
+/// (`ended_sessions::seen`) and makes a new one, so a retry succeeds. diesel-async passes such
 /// an error on as an unknown database error without its SQLSTATE, so the server's message is
 /// all there is to go by: every message of a session the server ends starts with these words
 /// (in the default, English, `lc_messages`; under another language such an error stays a 500).

@@ -11,6 +11,7 @@
 
 mod catalog;
 mod decks;
+mod ended_sessions;
 mod error;
 mod events;
 mod health;

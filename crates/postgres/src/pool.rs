@@ -2,9 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use deadpool::managed::{HookError, HookFuture, Metrics};
 
@@ -17,7 +15,7 @@ use diesel_async::pooled_connection::{
 };
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncConnection};
 
-use crate::error;
+use crate::{ended_sessions, error};
 
 /// A pool of PostgreSQL connections.
 pub type Pool = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnection>;
@@ -47,45 +45,15 @@ pub enum Pooler {
     Transaction,
 }
 
-/// When a statement last found its session ended by the server, as nanoseconds after
-/// [`clock_start`] (0: never in this process). See [`session_ended`].
-static SESSION_ENDED_AT: AtomicU64 = AtomicU64::new(0);
-
-fn clock_start() -> Instant {
-    static START: OnceLock<Instant> = OnceLock::new();
-    *START.get_or_init(Instant::now)
-}
-
-fn since_start(at: Instant) -> u64 {
-    u64::try_from(at.saturating_duration_since(clock_start()).as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// A statement found its session ended by the server (`error::query`: SQLSTATE 57P01
-/// `admin_shutdown` from a fast shutdown or `pg_terminate_backend`, 57P02 `crash_shutdown`,
-/// or the connection closed under it). Its connection goes back to the pool looking healthy:
-/// the client notices the closed socket only when its connection task next reads it, which
-/// may come after the next checkout, and a checkout costs no round trip
-/// (`RecyclingMethod::Fast`). So from now on every idle connection last handed out before
-/// this moment is checked with a round trip at its next checkout ([`verify_if_suspect`]) and
-/// dropped if its session is gone: the ended one is never handed out again, and after a
-/// restart neither is any other connection the restart ended. Process-wide, as a restart
-/// ends the sessions of every pool; a connection costs at most one `SELECT 1` per such event.
-/// (57P03 `cannot_connect_now` comes only when a connection is made, never to a pooled one.)
-pub(crate) fn session_ended() {
-    SESSION_ENDED_AT.fetch_max(since_start(Instant::now()).max(1), Ordering::Relaxed);
-}
-
 /// `pre_recycle`: a connection last handed out (or made) before a session was last seen ended
-/// ([`session_ended`]) answers a `SELECT 1` first; when it cannot, deadpool drops it and hands
+/// ([`ended_sessions::seen`]) answers a `SELECT 1` first; when it cannot, deadpool drops it and hands
 /// out another or makes a new one.
 fn verify_if_suspect<'a>(
     conn: &'a mut AsyncPgConnection,
     metrics: &'a Metrics,
 ) -> HookFuture<'a, diesel_async::pooled_connection::PoolError> {
     Box::pin(async move {
-        let ended = AtomicU64::load(&SESSION_ENDED_AT, Ordering::Relaxed);
-        let last_out = since_start(metrics.recycled.unwrap_or(metrics.created));
-        if ended == 0 || last_out >= ended {
+        if !ended_sessions::since(metrics.recycled.unwrap_or(metrics.created)) {
             return Ok(());
         }
         match tokio::time::timeout(POOL_TIMEOUT, conn.batch_execute("SELECT 1")).await {
@@ -113,7 +81,7 @@ pub async fn connect(database_url: &str, pool_size: usize) -> anyhow::Result<Poo
 /// level, so connections broken by a PostgreSQL restart are still replaced without restarting
 /// the service. The verifying `SELECT 1` it replaces was one extra round trip per checkout;
 /// it is still sent, once, to each connection that may have lost its session unseen
-/// ([`session_ended`]).
+/// (`ended_sessions::seen`).
 pub async fn connect_with_timeout(
     database_url: &str,
     pool_size: usize,
@@ -139,7 +107,7 @@ pub async fn connect_through(
     config.custom_setup = Box::new(move |url| establish(url, timeout_ms, pooler));
     let manager =
         AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
-    clock_start();
+    ended_sessions::clock_start();
     let pool = Pool::builder(manager)
         .max_size(pool_size)
         .pre_recycle(Hook::async_fn(verify_if_suspect))
