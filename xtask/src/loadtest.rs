@@ -10,7 +10,9 @@
 //! with `cargo install oha --locked` when missing) and print req/s, p50/p99 and each one's
 //! share of that median and of `/healthz`'s rate. Last, this tree's server answers every
 //! list sort and filter, the last page of the result window and feed pages once with
-//! auto_explain on, and every plan that scans a large table sequentially is printed.
+//! auto_explain on, and every plan that scans a large table sequentially is printed; and the
+//! greedy-neighbours scenario of issue 41 (`greedy`) runs on it. `--greedy-only` runs that
+//! scenario alone, on this tree's server, with neither ceilings nor catalog.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ use serde_json::Value;
 
 use crate::chart::{self, BarGroup};
 use crate::cpu;
+use crate::greedy;
 use crate::local::{
     self, API, Measured, free_address, oha, output, path_text, psql, query, run_oha, seeded_urls,
     wait_for_health,
@@ -52,6 +55,8 @@ pub struct Options {
     pub pooler: bool,
     /// Where to draw the chart of the shares (default `<target>/loadtest/loadtest.svg`).
     pub chart: Option<PathBuf>,
+    /// Only the greedy-neighbours scenario (`greedy`), on this tree's server.
+    pub greedy_only: bool,
 }
 
 impl Options {
@@ -98,7 +103,9 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
         }
     };
     let mut servers = Vec::new();
-    if let Some(baseline) = &options.baseline {
+    if let Some(baseline) = &options.baseline
+        && !options.greedy_only
+    {
         servers.push(Server {
             label: "before",
             binary: baseline.clone(),
@@ -115,7 +122,7 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
         binary: deckhand.clone(),
         pooled: false,
     });
-    if options.pooler {
+    if options.pooler && !options.greedy_only {
         servers.push(Server {
             label: "PgBouncer",
             binary: deckhand,
@@ -128,7 +135,11 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
         }
         println!("measuring {} ({})", server.binary.display(), server.label);
     }
-    let oha = oha(root)?;
+    let oha = if options.greedy_only {
+        None
+    } else {
+        Some(oha(root)?)
+    };
     let work = target.join("loadtest");
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
@@ -149,7 +160,15 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
         "-c shared_preload_libraries=pg_stat_statements,auto_explain -c shared_buffers=2GB",
     )?;
     let log = cluster_dir.join("postgres.log");
-    let result = measure(root, &cluster, &servers, &oha, &work, &log, options);
+    let result = measure(
+        root,
+        &cluster,
+        &servers,
+        oha.as_deref(),
+        &work,
+        &log,
+        options,
+    );
     if let Err(err) = cluster.stop() {
         eprintln!("warning: could not stop the load test cluster: {err:#}");
     }
@@ -161,7 +180,7 @@ fn measure(
     root: &Path,
     cluster: &Cluster,
     servers: &[Server],
-    oha: &Path,
+    oha: Option<&Path>,
     work: &Path,
     cluster_log: &Path,
     options: &Options,
@@ -171,8 +190,6 @@ fn measure(
         "postgresql:///deckhand?host={}&user=postgres",
         socket.display()
     );
-    psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
-    psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
     // The last server is this tree's: it migrates, seeds the catalog and mints the PAT, so an
     // older baseline serves a schema it may not have made (its migrations are a prefix).
     let Some(Server {
@@ -182,41 +199,12 @@ fn measure(
         bail!("no server to measure");
     };
     let app = |args: &[&str]| local::deckhand(deckhand, &url, SECRET_KEY, args);
-    app(&["migrate"])?;
-    psql(
-        cluster,
-        "deckhand",
-        &["-c", "CREATE EXTENSION pg_stat_statements"],
-    )?;
-    let seeding = Instant::now();
-    local::seed(
-        cluster,
-        root,
-        &local::SeedSizes {
-            decks: options.decks,
-            guides: options.guides(),
-            events: options.events(),
-        },
-    )?;
-    let catalog = root.join(CATALOG);
-    app(&[
-        "admin",
-        "catalog",
-        "import",
-        "--game",
-        "mtg",
-        "--source",
-        "scryfall",
-        &path_text(&catalog)?,
-    ])?;
-    psql(cluster, "deckhand", &["-c", "VACUUM ANALYZE"])?;
-    println!(
-        "seeded {} decks, {} guides, {} events and the 2019 catalog in {:.0}s",
-        options.decks,
-        options.guides(),
-        options.events(),
-        seeding.elapsed().as_secs_f64()
-    );
+    prepare(root, cluster, &app, options)?;
+    if options.greedy_only {
+        let figures = greedy_neighbours(cluster, deckhand, &url, work)?;
+        return report(work, &[], Some(&figures));
+    }
+    let oha = oha.context("oha is needed for the load runs")?;
 
     // player_1 owns the most decks (the seed's skew): its PAT reads and writes its own.
     let pat: Value = serde_json::from_str(&app(&[
@@ -301,16 +289,97 @@ fn measure(
             rows,
         });
     }
-    report(work, &runs)?;
-    let chart = options
+    if options.resolve_only {
+        report(work, &runs, None)?;
+        return draw_chart(&chart_path(work, options), &runs);
+    }
+    // Each result is kept until the report is written: a failure of one loses no figure.
+    let plans = check_plans(cluster, deckhand, &url, work, cluster_log, &targets);
+    let greedy = greedy_neighbours(cluster, deckhand, &url, work);
+    report(work, &runs, greedy.as_ref().ok())?;
+    draw_chart(&chart_path(work, options), &runs)?;
+    plans.and(greedy.map(drop))
+}
+
+fn chart_path(work: &Path, options: &Options) -> PathBuf {
+    options
         .chart
         .clone()
-        .unwrap_or_else(|| work.join("loadtest.svg"));
-    draw_chart(&chart, &runs)?;
-    if options.resolve_only {
-        return Ok(());
+        .unwrap_or_else(|| work.join("loadtest.svg"))
+}
+
+/// Makes the databases, migrates and seeds `deckhand` (the catalog too, unless only the
+/// greedy-neighbours scenario runs, which reads no card), and analyzes it.
+fn prepare(
+    root: &Path,
+    cluster: &Cluster,
+    app: &dyn Fn(&[&str]) -> Result<String>,
+    options: &Options,
+) -> Result<()> {
+    psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
+    psql(cluster, "postgres", &["-c", "CREATE DATABASE pgbench"])?;
+    app(&["migrate"])?;
+    psql(
+        cluster,
+        "deckhand",
+        &["-c", "CREATE EXTENSION pg_stat_statements"],
+    )?;
+    let seeding = Instant::now();
+    local::seed(
+        cluster,
+        root,
+        &local::SeedSizes {
+            decks: options.decks,
+            guides: options.guides(),
+            events: options.events(),
+        },
+    )?;
+    if !options.greedy_only {
+        let catalog = root.join(CATALOG);
+        app(&[
+            "admin",
+            "catalog",
+            "import",
+            "--game",
+            "mtg",
+            "--source",
+            "scryfall",
+            &path_text(&catalog)?,
+        ])?;
     }
-    check_plans(cluster, deckhand, &url, work, cluster_log, &targets)
+    psql(cluster, "deckhand", &["-c", "VACUUM ANALYZE"])?;
+    println!(
+        "seeded {} decks, {} guides, {} events{} in {:.0}s",
+        options.decks,
+        options.guides(),
+        options.events(),
+        if options.greedy_only {
+            ""
+        } else {
+            " and the 2019 catalog"
+        },
+        seeding.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The greedy-neighbours scenario (`greedy`) on this tree's server, started as the load runs
+/// start theirs.
+fn greedy_neighbours(
+    cluster: &Cluster,
+    binary: &Path,
+    url: &str,
+    work: &Path,
+) -> Result<greedy::Figures> {
+    let address = free_address()?;
+    let admin = |args: &[&str]| local::deckhand(binary, url, SECRET_KEY, args);
+    greedy::run(greedy::Scenario {
+        cluster,
+        serve: serve_command(binary, url, None, &address),
+        address: &address,
+        admin: &admin,
+        work,
+    })
 }
 
 /// Puts back the seeded database as it was before any server wrote to it.
@@ -512,27 +581,7 @@ fn serve_and_drive(
     ceiling: f64,
     targets: &Targets<'_>,
 ) -> Result<Vec<Row>> {
-    // This tree's `migrate` made the schema; a baseline must not touch it.
-    let mut command = Command::new(&server.binary);
-    command.args(["serve", "--no-migrate"]);
-    match pooler {
-        // Requests through the pooler; the listening sessions directly (docs/operations.md).
-        Some(pooler) => command
-            .env("DATABASE_URL", pooler.url("deckhand"))
-            .env("DATABASE_LISTEN_URL", url)
-            .env("DECKHAND_DB_POOLER", "transaction"),
-        None => command.env("DATABASE_URL", url),
-    };
-    let mut process = command
-        .env("DECKHAND_DB_POOL_SIZE", POOL_SIZE.to_string())
-        .env("DECKHAND_SECRET_KEY", SECRET_KEY)
-        .env("DECKHAND_BIND", targets.address)
-        .env("DECKHAND_RATE_LIMITS", "off")
-        // The shortest dedupe window: with a random deck each time, nearly every view counts,
-        // as if each came from a new visitor.
-        .env("DECKHAND_PAGEVIEW_DEDUPE_SECS", "1")
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
+    let mut process = serve_command(&server.binary, url, pooler, targets.address)
         .stderr(fs::File::create(log)?)
         .spawn()
         .context("starting the server")?;
@@ -558,6 +607,33 @@ fn serve_and_drive(
     let _ = process.kill();
     let _ = process.wait();
     result
+}
+
+/// `binary serve` on the seeded database at `url` (through `pooler` when given), listening
+/// at `address`, as every measured run starts it; its stderr is the caller's to direct.
+fn serve_command(binary: &Path, url: &str, pooler: Option<&PgBouncer>, address: &str) -> Command {
+    // This tree's `migrate` made the schema; a baseline must not touch it.
+    let mut command = Command::new(binary);
+    command.args(["serve", "--no-migrate"]);
+    match pooler {
+        // Requests through the pooler; the listening sessions directly (docs/operations.md).
+        Some(pooler) => command
+            .env("DATABASE_URL", pooler.url("deckhand"))
+            .env("DATABASE_LISTEN_URL", url)
+            .env("DECKHAND_DB_POOLER", "transaction"),
+        None => command.env("DATABASE_URL", url),
+    };
+    command
+        .env("DECKHAND_DB_POOL_SIZE", POOL_SIZE.to_string())
+        .env("DECKHAND_SECRET_KEY", SECRET_KEY)
+        .env("DECKHAND_BIND", address)
+        .env("DECKHAND_RATE_LIMITS", "off")
+        // The shortest dedupe window: with a random deck each time, nearly every view counts,
+        // as if each came from a new visitor.
+        .env("DECKHAND_PAGEVIEW_DEDUPE_SECS", "1")
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null());
+    command
 }
 
 /// One server's measurements beside its own ceiling.
@@ -1020,11 +1096,28 @@ fn draw_chart(path: &Path, runs: &[Run]) -> Result<()> {
     Ok(())
 }
 
-/// Prints the runs side by side as a Markdown table for docs/benchmarks.md and writes them
-/// as JSON (`<work>/report.json`) for the record.
-fn report(work: &Path, runs: &[Run]) -> Result<()> {
+/// Prints the runs side by side as a Markdown table for docs/benchmarks.md, and the
+/// greedy-neighbours tables after it, and writes them as JSON (`<work>/report.json`:
+/// `{"runs": [...], "greedy_neighbours": {...} | null}`) for the record.
+fn report(work: &Path, runs: &[Run], greedy: Option<&greedy::Figures>) -> Result<()> {
+    print_runs(runs);
+    if let Some(greedy) = greedy {
+        println!("\n{}", greedy.markdown());
+    }
+    let json = serde_json::json!({
+        "runs": runs_json(runs),
+        "greedy_neighbours": greedy.map(greedy::Figures::json),
+    });
+    let path = work.join("report.json");
+    fs::write(&path, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("writing {}", path.display()))?;
+    println!("\nwritten: {}", path.display());
+    Ok(())
+}
+
+fn print_runs(runs: &[Run]) {
     let Some(first) = runs.first() else {
-        return Ok(());
+        return;
     };
     let mut header = String::from("| request |");
     let mut rule = String::from("|---|");
@@ -1078,8 +1171,10 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
         ));
         println!("{line}");
     }
-    let json: Vec<Value> = runs
-        .iter()
+}
+
+fn runs_json(runs: &[Run]) -> Vec<Value> {
+    runs.iter()
         .map(|run| {
             serde_json::json!({
                 "label": run.label,
@@ -1102,12 +1197,7 @@ fn report(work: &Path, runs: &[Run]) -> Result<()> {
                 })).collect::<Vec<_>>(),
             })
         })
-        .collect();
-    let path = work.join("report.json");
-    fs::write(&path, serde_json::to_string_pretty(&json)?)
-        .with_context(|| format!("writing {}", path.display()))?;
-    println!("\nwritten: {}", path.display());
-    Ok(())
+        .collect()
 }
 
 /// The statements the server ran on `deckhand` since the last call (the monitoring's own

@@ -7,6 +7,7 @@ mod client;
 mod cpu;
 mod fixtures;
 mod fuzz;
+mod greedy;
 mod lanes;
 mod loadtest;
 mod local;
@@ -115,6 +116,12 @@ enum Task {
         /// after its direct run (needs Debian's `pgbouncer`).
         #[arg(long)]
         pooler: bool,
+        /// Run only the greedy-neighbours scenario of issue 41 (600 held feed waits and a
+        /// hanging webhook endpoint beside other users' requests; docs/benchmarks.md), on this
+        /// tree's server, with no ceilings and no catalog (use with a small `--decks`). A full
+        /// load test runs it last.
+        #[arg(long, conflicts_with_all = ["baseline", "resolve_only", "pooler"])]
+        greedy_only: bool,
     },
     /// A mixed load at half the peak rate for a set time on PostgreSQL, failing if the server's
     /// memory, open files, database connections or table sizes grow after the warm-up
@@ -234,6 +241,7 @@ fn run(task: Task) -> Result<()> {
             resolve_only,
             chart,
             pooler,
+            greedy_only,
         } => loadtest::run(
             &root,
             &target_dir(&root),
@@ -248,6 +256,7 @@ fn run(task: Task) -> Result<()> {
                 resolve_only,
                 chart,
                 pooler,
+                greedy_only,
             },
         ),
         Task::Soak {
