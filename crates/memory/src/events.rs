@@ -161,6 +161,7 @@ impl EventRepository for MemoryEvents {
                 sequence: event.sequence,
                 game: event.record.game.clone(),
                 event_type: event.record.event_type,
+                judged: None,
             })
             .collect();
         heard.reverse();

@@ -20,8 +20,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deckhand_domain::events::ports::EventRepository;
 use deckhand_domain::events::{
-    Actor, Announcement, Event, EventId, EventRecord, EventType, FEED_SCAN_WINDOW, FeedQuery,
-    FeedScan, JudgedEvent, News, ReadableEvent, SubjectAccess, SubjectKind,
+    Actor, Announcement, BATCH_FRESH_FOR, Event, EventId, EventRecord, EventType, FEED_SCAN_WINDOW,
+    FeedQuery, FeedScan, JudgedEvent, News, ReadableEvent, SubjectAccess, SubjectKind,
 };
 use deckhand_domain::identity::UserId;
 use deckhand_domain::readable::{Reach, Visibility};
@@ -404,21 +404,31 @@ const KEPT_ANNOUNCEMENTS: usize = 4096;
 /// What this instance has heard: the newest sequence, the latest announcements (ascending,
 /// without a gap), and a count of the times its listener (re)connected or dropped, after which
 /// nothing it heard before can be trusted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 struct Heard {
     sequence: i64,
-    recent: VecDeque<Announcement>,
+    /// Each announcement with when it was heard.
+    recent: VecDeque<(Announcement, Instant)>,
     resets: u64,
 }
 
 impl Heard {
-    /// Every announcement after `sequence`, when all of them are kept.
+    /// Every announcement after `sequence`, when all of them are kept; those heard longer ago
+    /// than [`BATCH_FRESH_FOR`] without their judged event, so that no wait lists an event by
+    /// a judgment older than that (it reads the event instead).
     fn after(&self, sequence: i64) -> Option<Vec<Announcement>> {
+        let fresh_since = Instant::now().checked_sub(Duration::try_from(BATCH_FRESH_FOR).ok()?);
         let heard: Vec<Announcement> = self
             .recent
             .iter()
-            .filter(|news| news.sequence > sequence)
-            .cloned()
+            .filter(|(news, _)| news.sequence > sequence)
+            .map(|(news, at)| {
+                let mut news = news.clone();
+                if fresh_since.is_none_or(|since| *at < since) {
+                    news.judged = None;
+                }
+                news
+            })
             .collect();
         let whole = heard
             .iter()
@@ -434,7 +444,7 @@ impl Heard {
         if self
             .recent
             .back()
-            .is_some_and(|last| last.sequence + 1 != news.sequence)
+            .is_some_and(|(last, _)| last.sequence + 1 != news.sequence)
         {
             // A notification went missing: what is kept no longer runs without a gap.
             self.recent.clear();
@@ -443,24 +453,101 @@ impl Heard {
             self.recent.pop_front();
         }
         self.sequence = news.sequence;
-        self.recent.push_back(news);
+        self.recent.push_back((news, Instant::now()));
         true
     }
 }
 
-/// `<sequence> <game> <type>`, as the `events_notify` trigger sends it.
+/// `<sequence> <game> <type> [<json>]`, as the `events_notify` trigger sends it after the
+/// schema (which [`EventNews`] checks first): the JSON is the
+/// event with the read state of its subject and of the deck it names, left out when it would
+/// not fit a notification.
 fn announcement(payload: &str) -> Option<Announcement> {
-    let mut parts = payload.splitn(3, ' ');
+    let mut parts = payload.splitn(4, ' ');
+    let sequence = parts.next()?.parse().ok()?;
+    let game = parts.next()?.to_owned();
+    let event_type = EventType::parse(parts.next()?)?;
+    let judged = match parts.next() {
+        None => None,
+        // A payload the trigger wrote but this instance cannot read is an error of ours: read
+        // the event instead, and say so.
+        Some(json) => match announced_event(sequence, &game, event_type, json) {
+            Ok(judged) => Some(judged),
+            Err(error) => {
+                tracing::warn!(error = %format!("{error:#}"), sequence, "an event announcement could not be read");
+                None
+            }
+        },
+    };
     Some(Announcement {
-        sequence: parts.next()?.parse().ok()?,
-        game: parts.next()?.to_owned(),
-        event_type: EventType::parse(parts.next()?)?,
+        sequence,
+        game,
+        event_type,
+        judged,
+    })
+}
+
+/// The event and read states of an announcement's JSON.
+fn announced_event(
+    sequence: i64,
+    game: &str,
+    event_type: EventType,
+    json: &str,
+) -> anyhow::Result<JudgedEvent> {
+    #[derive(serde::Deserialize)]
+    struct Announced {
+        id: Uuid,
+        #[serde(with = "time::serde::rfc3339")]
+        occurred_at: OffsetDateTime,
+        subject_id: Option<Uuid>,
+        actor_user_id: Option<Uuid>,
+        actor_partner: Option<String>,
+        data: serde_json::Value,
+        subject: Option<AnnouncedAccess>,
+        named: Option<AnnouncedAccess>,
+    }
+    #[derive(serde::Deserialize)]
+    struct AnnouncedAccess {
+        visibility: String,
+        owner: Uuid,
+        archived: bool,
+    }
+    let announced: Announced = serde_json::from_str(json)?;
+    let read_state = |access: Option<AnnouncedAccess>| match access {
+        Some(access) => self::access(
+            Some(access.visibility),
+            Some(access.owner),
+            Some(access.archived),
+        ),
+        None => Ok(None),
+    };
+    Ok(JudgedEvent {
+        event: Event {
+            sequence,
+            record: EventRecord {
+                id: EventId(announced.id),
+                event_type,
+                game: game.to_owned(),
+                occurred_at: announced.occurred_at,
+                subject_id: announced.subject_id,
+                actor: Actor {
+                    user_id: announced.actor_user_id.map(UserId),
+                    partner: announced.actor_partner,
+                },
+                data: announced.data,
+            },
+        },
+        subject: read_state(announced.subject)?,
+        named: read_state(announced.named)?,
     })
 }
 
 /// What the `deckhand_events` listener tells the feed readers of this instance.
 pub(crate) struct EventNews {
     heard: watch::Sender<Heard>,
+    /// The schema of this instance's tables, as its listener found it; announcements of events
+    /// in another schema of the database are not this instance's.
+    schema: std::sync::Mutex<Option<String>>,
 }
 
 impl Invalidate for EventNews {
@@ -471,7 +558,17 @@ impl Invalidate for EventNews {
         });
     }
 
+    fn listening_in(&self, schema: &str) {
+        *listener::lock_state(&self.schema) = Some(schema.to_owned());
+    }
+
     fn notified(&self, payload: &str) {
+        let Some((schema, payload)) = payload.split_once(' ') else {
+            return self.invalidate(true);
+        };
+        if listener::lock_state(&self.schema).as_deref() != Some(schema) {
+            return;
+        }
         match announcement(payload) {
             Some(news) => {
                 self.heard.send_if_modified(|heard| heard.hear(news));
@@ -495,6 +592,7 @@ impl PgEvents {
     pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
         let news = Arc::new(EventNews {
             heard: watch::Sender::new(Heard::default()),
+            schema: std::sync::Mutex::new(None),
         });
         listener::spawn(
             "deckhand_events",
@@ -743,4 +841,77 @@ pub(crate) async fn read_events_after(
     .await
     .map_err(error::query)?;
     rows.into_iter().map(EventRow::into_domain).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn news_in(schema: &str) -> EventNews {
+        let news = EventNews {
+            heard: watch::Sender::new(Heard::default()),
+            schema: std::sync::Mutex::new(None),
+        };
+        news.listening_in(schema);
+        news
+    }
+
+    #[test]
+    fn announcements_of_another_schema_are_not_this_instances() {
+        let news = news_in("mine");
+        news.notified("theirs 1 mtg deck.created");
+        assert_eq!(news.heard.borrow().sequence, 0);
+        news.notified("mine 1 mtg deck.created");
+        let heard = news.heard.borrow().after(0).unwrap();
+        assert_eq!(
+            heard
+                .iter()
+                .map(|news| (news.sequence, news.game.as_str(), news.event_type))
+                .collect::<Vec<_>>(),
+            [(1, "mtg", EventType::DeckCreated)]
+        );
+        assert_eq!(
+            heard[0].judged, None,
+            "a short announcement carries no event"
+        );
+    }
+
+    #[test]
+    fn an_announcement_carries_the_event_judged_as_its_commit_left_it() {
+        let news = news_in("public");
+        let owner = Uuid::from_u128(1);
+        let deck = Uuid::from_u128(2);
+        news.notified(&format!(
+            "public 7 mtg deck.created {}",
+            serde_json::json!({
+                "id": Uuid::from_u128(3), "occurred_at": "2026-11-27T14:00:00.5+00:00",
+                "subject_id": deck, "actor_user_id": owner, "actor_partner": null,
+                "data": {"version": 1, "forked_from": {"deck_id": Uuid::from_u128(4), "version": 2}},
+                "subject": {"visibility": "public", "owner": owner, "archived": false},
+                "named": {"visibility": "private", "owner": owner, "archived": false},
+            })
+        ));
+        let heard = news.heard.borrow().after(6).unwrap();
+        let judged = heard[0].judged.clone().expect("the event");
+        assert_eq!(judged.event.sequence, 7);
+        assert_eq!(judged.event.record.subject_id, Some(deck));
+        assert_eq!(judged.event.record.named_deck(), Some(Uuid::from_u128(4)));
+        assert_eq!(
+            judged.subject.map(|access| access.visibility),
+            Some(Visibility::Public)
+        );
+        assert_eq!(
+            judged.named.map(|access| access.visibility),
+            Some(Visibility::Private)
+        );
+    }
+
+    #[test]
+    fn a_gap_in_the_announcements_makes_the_news_unknown() {
+        let news = news_in("public");
+        news.notified("public 1 mtg deck.created");
+        news.notified("public 3 mtg deck.updated");
+        assert_eq!(news.heard.borrow().after(0), None);
+        assert!(news.heard.borrow().after(2).is_some());
+    }
 }

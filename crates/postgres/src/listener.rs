@@ -27,6 +27,16 @@ pub(crate) trait Invalidate: Send + Sync + 'static {
     fn notified(&self, _payload: &str) {
         self.invalidate(true);
     }
+
+    /// The listening connection is up, in `schema` (its `current_schema()`, where the tables
+    /// this copy keeps live), before any notification is passed on.
+    fn listening_in(&self, _schema: &str) {}
+}
+
+#[derive(diesel::QueryableByName)]
+struct SchemaRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    schema: String,
 }
 
 /// The state of a copy (its generation, whether it is listening, what it holds), locked. The
@@ -66,9 +76,17 @@ async fn listen_once<T: Invalidate>(
         .await
         .map_err(error::query)
         .with_context(|| format!("listening on {channel}"))?;
+    let schema: SchemaRow = diesel::sql_query("SELECT current_schema() AS schema")
+        .get_result(&mut conn)
+        .await
+        .map_err(error::query)
+        .context("reading the listener's schema")?;
     // From here on every change is heard; anything copied before may be stale.
     match copy.upgrade() {
-        Some(live) => live.invalidate(true),
+        Some(live) => {
+            live.listening_in(&schema.schema);
+            live.invalidate(true);
+        }
         None => return Ok(()),
     }
     let mut notifications = pin!(conn.notifications_stream());

@@ -332,12 +332,13 @@ async fn patch_phase(
 /// Held feed requests cost only their own work (issue 41): with 100 waits held by 25 users
 /// (four each, each client polling again with the cursor it is handed, as clients do) beside a
 /// user who PATCHes a public deck ten times a second, every PATCH wakes every wait, and yet
-/// costs the database at most one statement more than with no waits (the one read of its news
-/// that the waits share), and a third user's deck detail keeps its pace. A fifth wait of one
+/// costs the database nothing more than with no waits (each event is announced whole, judged
+/// as its commit left it, so no wait reads it; the contract allows one statement more), and a
+/// third user's deck detail keeps its pace. A fifth wait of one
 /// caller is answered at once; waits whose clients hang up give their places back at once and
 /// are never read for again.
 #[tokio::test]
-async fn held_feed_requests_cost_a_write_at_most_one_statement_more() {
+async fn held_feed_requests_cost_a_write_no_statement_more() {
     let (cluster, app) = counted_app("waits-cost").await;
     let (_, writer) = app
         .user_with_token("writer", "decks:read decks:write")
@@ -431,8 +432,10 @@ async fn held_feed_requests_cost_a_write_at_most_one_statement_more() {
         "held waits: {quiet} statements for {PATCHES} PATCHes without waits, {waited} with \
          {all} waits; detail median {quiet_detail:?} without, {waited_detail:?} with"
     );
+    // One spare statement for a wait that had to read (a late poller, a judgment past its
+    // freshness); none is expected.
     assert!(
-        waited <= quiet + PATCHES,
+        waited <= quiet + 1,
         "{waited} statements with waits against {quiet} without: {waited_each:#?}\nwithout: \
          {quiet_each:#?}"
     );

@@ -9,7 +9,7 @@ use crate::system::Clock;
 use super::cursor::Cursor;
 use super::ports::EventRepository;
 use super::query::{FeedPage, FeedQuery, FeedReader, TypeFilter};
-use super::waits::{News, WaitLimits, WaitRoom, Waiter};
+use super::waits::{News, NewsBatch, WaitLimits, WaitRoom, Waiter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
@@ -124,11 +124,15 @@ impl EventService {
                         continue;
                     }
                     let now = self.clock.now();
-                    match self
-                        .waits
-                        .batch(&*self.events, next.sequence, through, now)
-                        .await?
-                    {
+                    let batch = match NewsBatch::announced(next.sequence, &heard, now) {
+                        Some(announced) => Some(Arc::new(announced)),
+                        None => {
+                            self.waits
+                                .batch(&*self.events, next.sequence, through, now)
+                                .await?
+                        }
+                    };
+                    match batch {
                         Some(batch) => batch.page(&query).ok_or(EventError::CursorExpired)?,
                         None => self.read(&query).await?,
                     }

@@ -64,15 +64,19 @@ impl Waiter {
 }
 
 /// A committed event as the store announces it, before anyone reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Announcement {
     pub sequence: i64,
     pub game: String,
     pub event_type: EventType,
+    /// The event itself, judged as its commit left its subject and the deck it names, when the
+    /// store announces it whole and heard it within [`BATCH_FRESH_FOR`]: then the waits it
+    /// wakes need not read it.
+    pub judged: Option<JudgedEvent>,
 }
 
 /// What a store heard after a sequence ([`EventRepository::wait_for_news`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum News {
     /// Nothing within the time.
     Quiet,
@@ -219,6 +223,26 @@ pub struct NewsBatch {
 }
 
 impl NewsBatch {
+    /// The batch the announcements after `after` make by themselves, when every one of them
+    /// carries its judged event ([`Announcement::judged`]): nothing to read.
+    pub fn announced(after: i64, heard: &[Announcement], now: OffsetDateTime) -> Option<Self> {
+        let events = heard
+            .iter()
+            .map(|news| news.judged.clone())
+            .collect::<Option<Vec<JudgedEvent>>>()?;
+        let through = heard.last().map_or(after, |news| news.sequence);
+        let whole = events
+            .iter()
+            .map(|judged| judged.event.sequence)
+            .eq(after + 1..=through);
+        whole.then_some(Self {
+            after,
+            through,
+            events,
+            read_at: now,
+        })
+    }
+
     /// The page `query` (whose cursor lies within the batch) reads from this batch: the same
     /// page a feed statement would give, by the same rule ([`FeedScan::page`]).
     pub fn page(&self, query: &FeedQuery) -> Option<FeedPage> {
