@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use deckhand_domain::events::ports::EventRepository;
 use deckhand_domain::events::{
     Announcement, Event, EventRecord, FEED_SCAN_WINDOW, FeedQuery, FeedScan, JudgedEvent, News,
-    ReadableEvent, SubjectAccess, SubjectKind,
+    SubjectAccess, SubjectKind,
 };
 use time::OffsetDateTime;
 use tokio::sync::watch;
@@ -118,17 +118,8 @@ impl EventRepository for MemoryEvents {
             .collect();
         let readable = scanned
             .iter()
-            .map(|event| judged(&state, event))
-            .filter(|judged| {
-                let record = &judged.event.record;
-                query.types.admits(record.event_type)
-                    && query.reader.admits(record.subject_kind(), judged.subject)
-            })
+            .filter_map(|event| judged(&state, event).listed_to(query))
             .take(query.limit as usize + 1)
-            .map(|judged| ReadableEvent {
-                event: judged.event,
-                named: judged.named,
-            })
             .collect();
         Ok(FeedScan {
             readable,

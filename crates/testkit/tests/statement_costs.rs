@@ -262,8 +262,16 @@ async fn an_idle_instance_sends_a_handful_of_small_statements_a_minute() {
             worker.statements, worker.exec_ms, pruning.statements, pruning.exec_ms
         );
         // Dispatch (a transaction of 4), a claim (a transaction of 3: the endpoint lock that
-        // keeps fair share across instances finds nothing) and the next-due query.
-        assert!(worker.statements <= 8, "{worker_each:#?}");
+        // keeps fair share across instances finds nothing) and the next-due query. Not counted:
+        // the pool's one-off `SELECT 1` on a connection handed out before a session was seen
+        // ended, which is process-wide (`postgres::ended_sessions`), so another test's cluster
+        // stopping in this process sets it off.
+        let worker_statements: i64 = worker_each
+            .iter()
+            .filter(|(query, _)| query != "SELECT $1")
+            .map(|(_, calls)| calls)
+            .sum();
+        assert!(worker_statements <= 8, "{worker_each:#?}");
         assert!(pruning.statements <= 20, "{pruning_each:#?}");
     }
 }
@@ -403,13 +411,7 @@ async fn held_feed_requests_cost_a_write_no_statement_more() {
     held_until(&app, all).await;
 
     // A fifth wait of one caller is answered at once, with nothing new.
-    let head = answer(
-        app.client
-            .get(app.api("/games/mtg/events?types=deck.*"))
-            .bearer_auth(&tokens[0]),
-    )
-    .await;
-    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let head = head_cursor(&app, &tokens[0]).await;
     let started = std::time::Instant::now();
     let fifth = answer(
         app.client
@@ -449,13 +451,7 @@ async fn held_feed_requests_cost_a_write_no_statement_more() {
     }
 
     // Clients that hang up: their waits end at once, and nothing is read for them again.
-    let head = answer(
-        app.client
-            .get(app.api("/games/mtg/events?types=deck.*"))
-            .bearer_auth(&tokens[0]),
-    )
-    .await;
-    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let head = head_cursor(&app, &tokens[0]).await;
     let mut hung_up = tokio::task::JoinSet::new();
     for token in &tokens {
         let request = app
@@ -473,6 +469,17 @@ async fn held_feed_requests_cost_a_write_no_statement_more() {
         gone <= quiet,
         "{gone} statements after the clients hung up, {quiet} without waits: {gone_each:#?}"
     );
+}
+
+/// The cursor at the head of the deck events `token` may read.
+async fn head_cursor(app: &TestApp, token: &str) -> String {
+    let head = answer(
+        app.client
+            .get(app.api("/games/mtg/events?types=deck.*"))
+            .bearer_auth(token),
+    )
+    .await;
+    head["next_cursor"].as_str().unwrap().to_owned()
 }
 
 /// Waits until the instance holds exactly `held` feed requests (at most 20 s).

@@ -171,6 +171,19 @@ pub struct JudgedEvent {
     pub named: Option<SubjectAccess>,
 }
 
+impl JudgedEvent {
+    /// The event as `query` lists it, when its types and its reader's read rule admit it.
+    pub fn listed_to(&self, query: &FeedQuery) -> Option<ReadableEvent> {
+        let record = &self.event.record;
+        let listed = query.types.admits(record.event_type)
+            && query.reader.admits(record.subject_kind(), self.subject);
+        listed.then(|| ReadableEvent {
+            event: self.event.clone(),
+            named: self.named,
+        })
+    }
+}
+
 /// What a store found for a [`FeedQuery`], in one snapshot.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FeedScan {

@@ -22,7 +22,7 @@ use crate::identity::{Principal, UserId};
 
 use super::model::EventType;
 use super::ports::EventRepository;
-use super::query::{FEED_SCAN_WINDOW, FeedPage, FeedQuery, FeedScan, JudgedEvent, ReadableEvent};
+use super::query::{FEED_SCAN_WINDOW, FeedPage, FeedQuery, FeedScan, JudgedEvent};
 
 /// How many waits a caller may hold on one instance.
 pub const WAITS_PER_CALLER: u32 = 4;
@@ -256,16 +256,8 @@ impl NewsBatch {
             .collect();
         let readable = looked_at
             .iter()
-            .filter(|judged| {
-                let record = &judged.event.record;
-                query.types.admits(record.event_type)
-                    && query.reader.admits(record.subject_kind(), judged.subject)
-            })
+            .filter_map(|judged| judged.listed_to(query))
             .take(query.limit as usize + 1)
-            .map(|judged| ReadableEvent {
-                event: judged.event.clone(),
-                named: judged.named,
-            })
             .collect();
         FeedScan {
             readable,
