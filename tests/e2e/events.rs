@@ -469,3 +469,30 @@ async fn ids_inside_data_on_memory() {
 async fn ids_inside_data_on_postgres() {
     ids_inside_data_are_null_to_readers_who_may_not_read_them(TestApp::postgres().await).await;
 }
+
+/// A held request whose cursor is behind events committed before its instance started listening
+/// is answered at once with them, not at the end of its wait: an instance learns the log's head
+/// when its listener connects, so such a cursor is never taken for one at the head.
+#[tokio::test]
+async fn a_held_request_behind_events_older_than_the_instance_answers_at_once() {
+    let first = TestApp::postgres().await;
+    let (_, alice) = first.user_with_token("alice", ALL).await;
+    let (_, head) = feed(&first, &alice, "?types=deck.*").await;
+    let head = head["next_cursor"].as_str().unwrap().to_owned();
+    let early = create_deck(&first, &alice, "Before the second instance", "public").await;
+    let second = first.another_instance().await;
+    let started = Instant::now();
+    let (status, page) = feed(
+        &second,
+        &alice,
+        &format!("?after={head}&wait=20&types=deck.*"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert_eq!(listed(&page), [pair("deck.created", &early)]);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered after {:?}",
+        started.elapsed()
+    );
+}

@@ -406,10 +406,17 @@ const KEPT_ANNOUNCEMENTS: usize = 4096;
 /// nothing it heard before can be trusted.
 #[derive(Debug, Clone, Default)]
 struct Heard {
+    /// The newest sequence heard of; the log's head once `head_known`.
     sequence: i64,
     /// Each announcement with when it was heard.
     recent: VecDeque<(Announcement, Instant)>,
     resets: u64,
+    /// Whether the listener is connected now.
+    listening: bool,
+    /// Whether `sequence` is the log's head: read once after the listener connects
+    /// ([`EventNews::know_head`]), then moved by every announcement. Until then, a reader's
+    /// cursor below the head could not be told from one at it.
+    head_known: bool,
 }
 
 impl Heard {
@@ -545,16 +552,50 @@ fn announced_event(
 /// What the `deckhand_events` listener tells the feed readers of this instance.
 pub(crate) struct EventNews {
     heard: watch::Sender<Heard>,
+    /// The primary, where the log's head is read once the listener connects.
+    primary: Pool,
     /// The schema of this instance's tables, as its listener found it; announcements of events
     /// in another schema of the database are not this instance's.
     schema: std::sync::Mutex<Option<String>>,
 }
 
+impl EventNews {
+    /// Reads the log's head on the primary, once per connection of the listener: from then on
+    /// the announcements keep it. `resets`: the connection the caller saw.
+    async fn know_head(&self, resets: u64) -> anyhow::Result<()> {
+        let unknown =
+            |heard: &Heard| heard.listening && !heard.head_known && heard.resets == resets;
+        if !unknown(&self.heard.borrow()) {
+            return Ok(());
+        }
+        let mut conn = checkout(&self.primary).await?;
+        let head: LastSequenceRow = diesel::sql_query("SELECT last_sequence FROM event_log")
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)?;
+        self.heard.send_if_modified(|heard| {
+            if !unknown(heard) {
+                return false;
+            }
+            heard.head_known = true;
+            if head.last_sequence > heard.sequence {
+                // Events committed before the listener heard them: not announced here.
+                heard.sequence = head.last_sequence;
+                heard.recent.clear();
+            }
+            true
+        });
+        Ok(())
+    }
+}
+
 impl Invalidate for EventNews {
-    fn invalidate(&self, _listening: bool) {
+    fn invalidate(&self, listening: bool) {
         self.heard.send_modify(|heard| {
             heard.recent.clear();
             heard.resets += 1;
+            heard.listening = listening;
+            heard.head_known = false;
         });
     }
 
@@ -592,6 +633,7 @@ impl PgEvents {
     pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
         let news = Arc::new(EventNews {
             heard: watch::Sender::new(Heard::default()),
+            primary: pool.clone(),
             schema: std::sync::Mutex::new(None),
         });
         listener::spawn(
@@ -685,13 +727,17 @@ impl EventRepository for PgEvents {
         let deadline = Instant::now() + timeout;
         let mut heard = self.news.heard.subscribe();
         let resets = heard.borrow_and_update().resets;
+        self.news.know_head(resets).await?;
         loop {
             let news = {
                 let now = heard.borrow_and_update();
                 if now.resets != resets {
                     return Ok(News::Unknown);
                 }
-                (now.sequence > sequence).then(|| now.after(sequence))
+                // While the listener is down or the head unknown, nothing heard can be
+                // trusted: wait for that to change (a reconnection ends the wait as Unknown).
+                let trusted = now.listening && now.head_known;
+                (trusted && now.sequence > sequence).then(|| now.after(sequence))
             };
             match news {
                 Some(Some(news)) => {
@@ -848,11 +894,16 @@ mod tests {
     use super::*;
 
     fn news_in(schema: &str) -> EventNews {
+        let manager = diesel_async::pooled_connection::AsyncDieselConnectionManager::<
+            AsyncPgConnection,
+        >::new("postgres://nowhere.invalid/none");
         let news = EventNews {
             heard: watch::Sender::new(Heard::default()),
+            primary: Pool::builder(manager).build().unwrap(),
             schema: std::sync::Mutex::new(None),
         };
         news.listening_in(schema);
+        news.invalidate(true);
         news
     }
 
