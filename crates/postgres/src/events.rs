@@ -599,6 +599,10 @@ impl Invalidate for EventNews {
         });
     }
 
+    fn wants_schema(&self) -> bool {
+        true
+    }
+
     fn listening_in(&self, schema: &str) {
         *listener::lock_state(&self.schema) = Some(schema.to_owned());
     }

@@ -28,6 +28,12 @@ pub(crate) trait Invalidate: Send + Sync + 'static {
         self.invalidate(true);
     }
 
+    /// Whether this copy is told the schema its listener connected in ([`Self::listening_in`]);
+    /// a round trip more at each connection, so only for copies whose notifications name it.
+    fn wants_schema(&self) -> bool {
+        false
+    }
+
     /// The listening connection is up, in `schema` (its `current_schema()`, where the tables
     /// this copy keeps live), before any notification is passed on.
     fn listening_in(&self, _schema: &str) {}
@@ -76,19 +82,20 @@ async fn listen_once<T: Invalidate>(
         .await
         .map_err(error::query)
         .with_context(|| format!("listening on {channel}"))?;
-    let schema: SchemaRow = diesel::sql_query("SELECT current_schema() AS schema")
-        .get_result(&mut conn)
-        .await
-        .map_err(error::query)
-        .context("reading the listener's schema")?;
-    // From here on every change is heard; anything copied before may be stale.
-    match copy.upgrade() {
-        Some(live) => {
-            live.listening_in(&schema.schema);
-            live.invalidate(true);
-        }
-        None => return Ok(()),
+    let Some(live) = copy.upgrade() else {
+        return Ok(());
+    };
+    if live.wants_schema() {
+        let schema: SchemaRow = diesel::sql_query("SELECT current_schema() AS schema")
+            .get_result(&mut conn)
+            .await
+            .map_err(error::query)
+            .context("reading the listener's schema")?;
+        live.listening_in(&schema.schema);
     }
+    // From here on every change is heard; anything copied before may be stale.
+    live.invalidate(true);
+    drop(live);
     let mut notifications = pin!(conn.notifications_stream());
     while let Some(notification) = notifications.next().await {
         let notification = notification
