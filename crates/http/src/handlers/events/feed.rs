@@ -122,13 +122,14 @@ pub async fn list_events(
     http: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
     let request = params.into_inner().into_request()?;
+    let held = !request.wait.is_zero();
     let feed = state
         .services_on(database)
         .events
         .feed(&principal, &game.slug, request);
     // A held request whose client hangs up ends at once: its wait's place is given back and
-    // nothing more is read for it.
-    let page = match http.conn_data::<PeerGone>() {
+    // nothing more is read for it. One that is not held just answers.
+    let page = match http.conn_data::<PeerGone>().filter(|_| held) {
         Some(peer) => tokio::select! {
             page = feed => page?,
             () = peer.gone() => return Ok(client_gone()),
