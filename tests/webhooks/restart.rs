@@ -133,11 +133,13 @@ async fn a_database_restart_loses_no_event_and_no_delivery() {
     tokio::time::sleep(Duration::from_secs(1)).await;
     tokio::task::block_in_place(|| cluster.restart()).expect("start PostgreSQL again");
     let restarted = Instant::now();
-    // Writes are acknowledged again for a while after the restart.
+    // Writes are acknowledged again for a while after the restart. The one endpoint has at
+    // most two attempts in flight: when the restart cut off both its claims' answers, it gets
+    // nothing new until the first of those leases ends (`DeliveryPolicy::lease`, 34 s here).
     let before = receiver.received().len();
     eventually(
         "new deliveries after the restart",
-        Duration::from_secs(20),
+        policy("200ms", Duration::from_secs(2)).lease() + Duration::from_secs(20),
         async || (receiver.received().len() >= before + 5).then_some(()),
     )
     .await;
