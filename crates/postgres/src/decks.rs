@@ -734,6 +734,9 @@ impl<R, H> Query for CreateStatement<'_, R, H> {
 /// When another save came between, or holds the deck, the save is decided again on the deck as
 /// it is now, in a transaction that holds its row lock ([`save_locked`]), so nothing can come
 /// between again and no save is lost.
+/// How many times a deck save is tried when the server cancels it to break a deadlock.
+const SAVE_TRIES: u32 = 3;
+
 async fn save_revision(
     conn: Object<AsyncPgConnection>,
     id: Uuid,
@@ -1157,8 +1160,21 @@ impl DeckRepository for PgDeckRepository {
 
     #[tracing::instrument(level = "debug", skip(self, reviser))]
     async fn revise(&self, id: DeckId, reviser: Reviser) -> Result<Deck, ReviseDeckError> {
-        let conn = checkout(&self.pool).await?;
-        match save_revision(conn, id.0, &reviser).await {
+        // A save the server cancelled to break a deadlock was rolled back whole: it is decided
+        // and tried again (the reviser names the same event on every try), a few times.
+        let mut tries = 1;
+        let saved = loop {
+            let conn = checkout(&self.pool).await?;
+            match save_revision(conn, id.0, &reviser).await {
+                Err(ReviseFailure::Database(error))
+                    if error::deadlocked(&error) && tries < SAVE_TRIES =>
+                {
+                    tries += 1;
+                }
+                saved => break saved,
+            }
+        };
+        match saved {
             Ok(deck) => Ok(deck),
             Err(ReviseFailure::NotFound) => Err(ReviseDeckError::NotFound),
             Err(ReviseFailure::Refused(refused)) => Err(ReviseDeckError::Refused(refused)),

@@ -90,6 +90,13 @@ fn cancelled(error: &DieselError) -> bool {
 }
 
 /// Whether `error` is an error the server reported, whose message starts with `words`.
+/// PostgreSQL broke a deadlock by cancelling this transaction (SQLSTATE 40P01): it was rolled
+/// back whole, and trying it again is what the server asks of its client. diesel-async passes it
+/// on as an unknown database error, so its message is what there is to go by.
+pub(crate) fn deadlocked(error: &DieselError) -> bool {
+    server_message_starts(error, "deadlock detected")
+}
+
 fn server_message_starts(error: &DieselError, words: &str) -> bool {
     matches!(
         error,
@@ -290,6 +297,18 @@ mod tests {
         assert!(!is_store_unavailable(&query(unknown(
             "invalid input syntax for type uuid: \"terminating connection \""
         ))));
+    }
+
+    #[test]
+    fn only_a_deadlock_the_server_broke_is_tried_again() {
+        let unknown = |message: &str| {
+            DieselError::DatabaseError(DatabaseErrorKind::Unknown, Box::new(message.to_owned()))
+        };
+        assert!(deadlocked(&unknown("deadlock detected")));
+        assert!(!deadlocked(&unknown(
+            "canceling statement due to lock timeout"
+        )));
+        assert!(!deadlocked(&DieselError::NotFound));
     }
 
     #[test]
