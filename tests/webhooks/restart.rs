@@ -136,10 +136,11 @@ async fn a_database_restart_loses_no_event_and_no_delivery() {
     // Writes are acknowledged again for a while after the restart. The one endpoint has at
     // most two attempts in flight: when the restart cut off both its claims' answers, it gets
     // nothing new until the first of those leases ends (`DeliveryPolicy::lease`, 34 s here).
+    let lease = policy("200ms", Duration::from_secs(2)).lease();
     let before = receiver.received().len();
     eventually(
         "new deliveries after the restart",
-        policy("200ms", Duration::from_secs(2)).lease() + Duration::from_secs(20),
+        lease + Duration::from_secs(20),
         async || (receiver.received().len() >= before + 5).then_some(()),
     )
     .await;
@@ -191,7 +192,7 @@ async fn a_database_restart_loses_no_event_and_no_delivery() {
     };
     eventually(
         "every event delivered",
-        Duration::from_secs(45),
+        lease + Duration::from_secs(45),
         async || {
             let heard: BTreeSet<String> = heard().into_iter().collect();
             (heard.len() == ids.len()).then_some(())
@@ -209,7 +210,7 @@ async fn a_database_restart_loses_no_event_and_no_delivery() {
         started.elapsed(),
     );
     assert!(
-        started.elapsed() < Duration::from_secs(60),
+        started.elapsed() < lease + Duration::from_secs(60),
         "{:?}",
         started.elapsed()
     );
