@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_domain::events::ports::EventRepository;
 use deckhand_domain::events::{
@@ -816,17 +817,15 @@ impl EventRepository for PgEvents {
         .await
         .optional()
         .map_err(error::query)?;
-        row.map(|row| {
-            let visibility = Visibility::from_stored(&row.visibility).ok_or_else(|| {
-                anyhow::anyhow!("{table} {id} has visibility {:?}", row.visibility)
-            })?;
-            Ok(SubjectAccess {
-                visibility,
-                owner: UserId(row.owner_id),
-                is_archived: row.is_archived,
-            })
-        })
-        .transpose()
+        match row {
+            Some(row) => access(
+                Some(row.visibility),
+                Some(row.owner_id),
+                Some(row.is_archived),
+            )
+            .with_context(|| format!("{table} {id}")),
+            None => Ok(None),
+        }
     }
 
     #[tracing::instrument(level = "debug", skip_all)]

@@ -15,14 +15,15 @@ mod waits;
 
 pub use cursor::{Cursor, MalformedCursor};
 pub use model::{Actor, Event, EventId, EventRecord, EventType, Origin, SubjectKind};
+pub use ports::{Announcement, News};
 pub use query::{
     DEFAULT_FEED_LIMIT, FEED_SCAN_WINDOW, FeedPage, FeedQuery, FeedReader, FeedScan, JudgedEvent,
     MAX_FEED_LIMIT, MAX_FEED_WAIT, ReadableEvent, SubjectAccess, TypeFilter, UnknownEventType,
 };
 pub use service::{EventError, EventService, FeedRequest};
 pub use waits::{
-    Announcement, BATCH_FRESH_FOR, DEFAULT_MAX_WAITERS, News, NewsBatch, WAITS_PER_CALLER,
-    WaitLimits, WaitPermit, WaitRoom, Waiter,
+    BATCH_FRESH_FOR, DEFAULT_MAX_WAITERS, NewsBatch, WAITS_PER_CALLER, WaitLimits, WaitPermit,
+    WaitRoom, Waiter,
 };
 
 #[cfg(test)]

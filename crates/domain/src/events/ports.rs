@@ -12,9 +12,32 @@ use time::OffsetDateTime;
 
 use uuid::Uuid;
 
-use super::model::{Event, SubjectKind};
+use super::model::{Event, EventType, SubjectKind};
 use super::query::{FeedQuery, FeedScan, JudgedEvent, SubjectAccess};
-use super::waits::News;
+
+/// A committed event as the store announces it, before anyone reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Announcement {
+    pub sequence: i64,
+    pub game: String,
+    pub event_type: EventType,
+    /// The event itself, judged as its commit left its subject and the deck it names, when the
+    /// store announces it whole and heard it within [`super::BATCH_FRESH_FOR`]: then the waits it
+    /// wakes need not read it.
+    pub judged: Option<JudgedEvent>,
+}
+
+/// What a store heard after a sequence ([`EventRepository::wait_for_news`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum News {
+    /// Nothing within the time.
+    Quiet,
+    /// Every event committed after the sequence so far, ascending and without a gap.
+    Heard(Vec<Announcement>),
+    /// The store cannot say what came (its listener reconnected, or the announcements are
+    /// forgotten): the reader reads the feed again.
+    Unknown,
+}
 
 #[cfg_attr(feature = "mock", mockall::automock)]
 #[async_trait]

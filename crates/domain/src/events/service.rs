@@ -7,9 +7,9 @@ use crate::identity::Principal;
 use crate::system::Clock;
 
 use super::cursor::Cursor;
-use super::ports::EventRepository;
+use super::ports::{EventRepository, News};
 use super::query::{FeedPage, FeedQuery, FeedReader, TypeFilter};
-use super::waits::{News, NewsBatch, WaitLimits, WaitRoom, Waiter};
+use super::waits::{NewsBatch, WaitLimits, WaitRoom, Waiter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {

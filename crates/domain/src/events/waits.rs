@@ -20,8 +20,7 @@ use time::OffsetDateTime;
 
 use crate::identity::{Principal, UserId};
 
-use super::model::EventType;
-use super::ports::EventRepository;
+use super::ports::{Announcement, EventRepository};
 use super::query::{FEED_SCAN_WINDOW, FeedPage, FeedQuery, FeedScan, JudgedEvent};
 
 /// How many waits a caller may hold on one instance.
@@ -61,30 +60,6 @@ impl Waiter {
             (None, None) => None,
         }
     }
-}
-
-/// A committed event as the store announces it, before anyone reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Announcement {
-    pub sequence: i64,
-    pub game: String,
-    pub event_type: EventType,
-    /// The event itself, judged as its commit left its subject and the deck it names, when the
-    /// store announces it whole and heard it within [`BATCH_FRESH_FOR`]: then the waits it
-    /// wakes need not read it.
-    pub judged: Option<JudgedEvent>,
-}
-
-/// What a store heard after a sequence ([`EventRepository::wait_for_news`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum News {
-    /// Nothing within the time.
-    Quiet,
-    /// Every event committed after the sequence so far, ascending and without a gap.
-    Heard(Vec<Announcement>),
-    /// The store cannot say what came (its listener reconnected, or the announcements are
-    /// forgotten): the reader reads the feed again.
-    Unknown,
 }
 
 /// The held waits of one instance, and the read the waits woken by the same news share.
