@@ -20,8 +20,13 @@ pub const API: &str = "/api/public/v1/games/mtg";
 /// A local address no server listens on now: a port the system hands out, so a server left
 /// running by an earlier run can never answer for the one being started.
 pub fn free_address() -> Result<String> {
+    Ok(format!("127.0.0.1:{}", free_port()?))
+}
+
+/// A port of 127.0.0.1 that nothing listens on now (see [`free_address`]).
+pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(listener.local_addr()?.to_string())
+    Ok(listener.local_addr()?.port())
 }
 
 /// Waits until the server answers `/healthz` at `address`, failing if it stops first.
@@ -84,6 +89,7 @@ pub fn deckhand(binary: &Path, url: &str, secret_key: &str, args: &[&str]) -> Re
 
 pub fn psql(cluster: &Cluster, database: &str, args: &[&str]) -> Result<String> {
     let socket = path_text(&cluster.socket())?;
+    let port = cluster.port().to_string();
     output(
         pg::pg_command("psql")?
             .args([
@@ -93,6 +99,8 @@ pub fn psql(cluster: &Cluster, database: &str, args: &[&str]) -> Result<String> 
                 "ON_ERROR_STOP=1",
                 "-h",
                 &socket,
+                "-p",
+                &port,
                 "-U",
                 "postgres",
             ])

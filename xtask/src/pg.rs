@@ -19,14 +19,20 @@ use crate::{display, run_command, run_quietly};
 
 pub struct Cluster {
     dir: PathBuf,
+    /// The port of the server's Unix socket, and of its TCP listener on 127.0.0.1 when it has one.
+    port: u16,
+    /// Whether the server also listens on 127.0.0.1 (`port`), as a deployment's server is
+    /// reached: the harness's cluster is on its Unix socket only.
+    tcp: bool,
 }
+
+/// PostgreSQL's default port: the harness's cluster's (its socket is `.s.PGSQL.5432`).
+const DEFAULT_PORT: u16 = 5432;
 
 /// Every place the harness may have put a cluster: `<target>/testkit-pg`, or, when root could not
 /// hand that to the postgres user, `<temp dir>/deckhand-testkit-pg`.
 fn clusters(target: &Path) -> Vec<Cluster> {
-    let fallback = is_root().then(|| Cluster {
-        dir: env::temp_dir().join("deckhand-testkit-pg"),
-    });
+    let fallback = is_root().then(|| Cluster::at(env::temp_dir().join("deckhand-testkit-pg")));
     iter::once(Cluster::in_target(target))
         .chain(fallback)
         .collect()
@@ -74,7 +80,27 @@ impl Cluster {
 
     /// A cluster of its own in `dir` (the load test's, so it never touches the harness's).
     pub fn at(dir: PathBuf) -> Self {
-        Self { dir }
+        Self {
+            dir,
+            port: DEFAULT_PORT,
+            tcp: false,
+        }
+    }
+
+    /// A cluster of its own in `dir` that also listens on `127.0.0.1:<port>` (the load test's,
+    /// whose ceiling `pgbench -S` connects over TCP as the server does).
+    pub fn at_with_tcp(dir: PathBuf, port: u16) -> Self {
+        Self {
+            dir,
+            port,
+            tcp: true,
+        }
+    }
+
+    /// The server's port: of its Unix socket (`port=` of a URL, `-p` of the client tools) and,
+    /// when it listens on TCP, of `127.0.0.1`.
+    pub fn port(&self) -> u16 {
+        self.port
     }
 
     fn data(&self) -> PathBuf {
@@ -103,8 +129,9 @@ impl Cluster {
 
     fn url(&self) -> String {
         format!(
-            "DATABASE_URL=postgresql:///postgres?host={}&user=postgres",
-            self.socket().display()
+            "DATABASE_URL=postgresql:///postgres?host={}&port={}&user=postgres",
+            self.socket().display(),
+            self.port
         )
     }
 
@@ -161,9 +188,11 @@ impl Cluster {
                 bail!("{} cannot be quoted for pg_ctl", socket.display());
             };
             // The harness's options: a test run reuses a running server as it finds it.
+            let listen = if self.tcp { "127.0.0.1" } else { "" };
+            let port = self.port;
             let options = format!(
-                "-k '{socket}' -c listen_addresses='' -F -c synchronous_commit=off \
-                 -c full_page_writes=off -c max_connections=300 {extra}"
+                "-k '{socket}' -p {port} -c listen_addresses='{listen}' -F \
+                 -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 {extra}"
             );
             run_command(
                 pg_command("pg_ctl")?
@@ -245,7 +274,7 @@ impl Cluster {
             &config,
             format!(
                 "[databases]\n\
-                 {database} = host={server} port=5432 dbname={database} \
+                 {database} = host={server} port={port} dbname={database} \
                  connect_query='SET statement_timeout = {STATEMENT_TIMEOUT_MS}'\n\
                  [pgbouncer]\n\
                  pool_mode = transaction\n\
@@ -262,6 +291,7 @@ impl Cluster {
                  pidfile = {dir}/pgbouncer.pid\n\
                  server_reset_query =\n",
                 server = self.socket().display(),
+                port = self.port,
                 dir = dir.display(),
             ),
         )?;
