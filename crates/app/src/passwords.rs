@@ -34,6 +34,7 @@ impl OffThreadPasswords {
 
 #[async_trait]
 impl PasswordVerifier for OffThreadPasswords {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn verify(&self, password: &str, stored_hash: &str) -> anyhow::Result<bool> {
         let _permit = self
             .permits

@@ -60,6 +60,7 @@ pub struct SystemResolver;
 
 #[async_trait]
 impl AddressResolver for SystemResolver {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn resolve(&self, host: &str, port: u16) -> anyhow::Result<Vec<IpAddr>> {
         let addresses = tokio::net::lookup_host((host, port)).await?;
         Ok(addresses.map(|address| address.ip()).collect())
@@ -143,6 +144,7 @@ fn describe(error: &reqwest::Error) -> String {
 
 #[async_trait]
 impl WebhookTransport for HttpTransport {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn send(&self, request: OutgoingWebhook) -> AttemptOutcome {
         let started = Instant::now();
         // The timeout covers the whole attempt, the capture of the answer included.

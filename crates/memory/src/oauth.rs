@@ -76,6 +76,7 @@ fn insert_tokens(tables: &mut Tables, tokens: &IssuedTokens) {
 
 #[async_trait]
 impl OAuthRepository for MemoryOAuth {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_client(&self, client: &OAuthClient) -> Result<(), InsertClientError> {
         let mut state = self.0.lock();
         if state.partners.partner(&client.partner).is_none() {
@@ -88,6 +89,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list_clients(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<OAuthClient>> {
         let state = self.0.lock();
         let mut clients: Vec<OAuthClient> = state
@@ -101,6 +103,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(clients)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn disable_client(
         &self,
         id: ClientId,
@@ -112,6 +115,7 @@ impl OAuthRepository for MemoryOAuth {
         }))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_client(&self, id: ClientId) -> anyhow::Result<Option<(OAuthClient, Partner)>> {
         let state = self.0.lock();
         let Some(client) = state.oauth.clients.get(&id) else {
@@ -124,6 +128,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(Some((client.clone(), partner.clone())))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_code(&self, code: &AuthorizationCode) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         anyhow::ensure!(
@@ -138,10 +143,12 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_code(&self, hash: &TokenHash) -> anyhow::Result<Option<AuthorizationCode>> {
         Ok(self.0.lock().oauth.codes.get(hash).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn redeem_code(
         &self,
         hash: &TokenHash,
@@ -166,6 +173,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(CodeRedemption::Redeemed)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_refresh_token(
         &self,
         hash: &TokenHash,
@@ -177,6 +185,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(Some((token.clone(), context(&state, token.grant_id)?)))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn rotate_refresh_token(
         &self,
         hash: &TokenHash,
@@ -202,6 +211,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_access_token(
         &self,
         hash: &TokenHash,
@@ -213,6 +223,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(Some((token.clone(), context(&state, token.grant_id)?)))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke_grant(&self, id: GrantId, at: OffsetDateTime) -> anyhow::Result<()> {
         if let Some(grant) = self.0.lock().oauth.grants.get_mut(&id) {
             grant.revoked_at.get_or_insert(at);
@@ -220,6 +231,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn revoke_access_token(
         &self,
         hash: &TokenHash,
@@ -231,6 +243,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_dpop_proof_once(
         &self,
         jkt: &str,
@@ -245,6 +258,7 @@ impl OAuthRepository for MemoryOAuth {
         ))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert_session(&self, session: &Session) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         anyhow::ensure!(
@@ -258,6 +272,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_session(&self, hash: &TokenHash) -> anyhow::Result<Option<(Session, User)>> {
         let state = self.0.lock();
         let Some(session) = state.oauth.sessions.get(hash) else {
@@ -270,6 +285,7 @@ impl OAuthRepository for MemoryOAuth {
         Ok(Some((session.clone(), user.clone())))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn sign_in_failures(
         &self,
         keys: &[ThrottleKey],
@@ -281,6 +297,7 @@ impl OAuthRepository for MemoryOAuth {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_sign_in_failure(
         &self,
         keys: &[ThrottleKey],
@@ -310,6 +327,7 @@ impl OAuthRepository for MemoryOAuth {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn clear_sign_in_failures(&self, key: &ThrottleKey) -> anyhow::Result<()> {
         self.0.lock().oauth.sign_in_failures.remove(&key.stored());
         Ok(())

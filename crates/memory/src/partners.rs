@@ -54,6 +54,7 @@ impl PartnerRepository for MemoryPartners {
         Ok(partners)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find_by_slug(&self, slug: &PartnerSlug) -> anyhow::Result<Option<Partner>> {
         Ok(self.0.lock().partners.partners.get(slug).cloned())
     }
@@ -122,6 +123,7 @@ impl ApiKeyRepository for MemoryApiKeys {
         }))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, partner: Option<PartnerSlug>) -> anyhow::Result<Vec<ApiKey>> {
         let state = self.0.lock();
         let mut keys: Vec<ApiKey> = state

@@ -128,6 +128,7 @@ impl MemorySideboardGuides {
 
 #[async_trait]
 impl SideboardGuideRepository for MemorySideboardGuides {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn insert(&self, new: &NewGuide) -> anyhow::Result<GuideDetail> {
         let mut state = self.0.lock();
         let username = state
@@ -183,6 +184,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         detail(&state, stored)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find(&self, id: GuideId) -> anyhow::Result<Option<SideboardGuide>> {
         let state = self.0.lock();
         state
@@ -193,6 +195,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn detail(&self, id: GuideId) -> anyhow::Result<Option<GuideDetail>> {
         let state = self.0.lock();
         state
@@ -203,6 +206,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id))]
     async fn revise(
         &self,
         id: GuideId,
@@ -232,6 +236,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         Ok(detail(&state, &state.sideboards.guides[&id])?)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &GuideQuery) -> anyhow::Result<Page<SideboardGuide>> {
         let state = self.0.lock();
         let found: Vec<&Stored> = state
@@ -255,6 +260,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         )
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, deck = %deck))]
     async fn attach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         if state.decks.deck(deck).is_none() {
@@ -273,6 +279,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, deck = %deck))]
     async fn detach(&self, id: GuideId, deck: DeckId, event: &EventRecord) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         let detachable = state.sideboards.guides.get(&id).is_some_and(|stored| {
@@ -288,6 +295,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id))]
     async fn add_matchup(
         &self,
         id: GuideId,
@@ -308,6 +316,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         Ok(added)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, matchup = %matchup))]
     async fn revise_matchup(
         &self,
         id: GuideId,
@@ -338,6 +347,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         .ok_or(ReviseMatchupError::NotFound)
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn set_like(
         &self,
         id: GuideId,
@@ -364,6 +374,7 @@ impl SideboardGuideRepository for MemorySideboardGuides {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all, fields(guide = %id, matchup = %matchup))]
     async fn delete_matchup(
         &self,
         id: GuideId,

@@ -113,6 +113,7 @@ fn queue(state: &mut State, deliveries: Vec<Delivery>) {
 
 #[async_trait]
 impl WebhookRepository for MemoryWebhooks {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn create(&self, endpoint: &Endpoint) -> Result<(), CreateEndpointError> {
         let mut state = self.0.lock();
         let count = state
@@ -131,6 +132,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, partner: &str) -> anyhow::Result<Vec<Endpoint>> {
         let state = self.0.lock();
         let mut endpoints: Vec<Endpoint> = state
@@ -144,10 +146,12 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(endpoints)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn find(&self, partner: &str, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
         Ok(owned(&self.0.lock(), partner, id).cloned())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list_all(&self, partner: Option<String>) -> anyhow::Result<Vec<Endpoint>> {
         let state = self.0.lock();
         let mut endpoints: Vec<Endpoint> = state
@@ -167,6 +171,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(endpoints)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn disable(&self, id: WebhookId) -> anyhow::Result<Option<Endpoint>> {
         let mut state = self.0.lock();
         Ok(state.webhooks.endpoints.get_mut(&id).map(|endpoint| {
@@ -176,6 +181,7 @@ impl WebhookRepository for MemoryWebhooks {
         }))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn update(
         &self,
         partner: &str,
@@ -216,6 +222,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(Some(endpoint.clone()))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn delete(&self, partner: &str, id: WebhookId) -> anyhow::Result<bool> {
         let mut state = self.0.lock();
         if owned(&state, partner, id).is_none() {
@@ -229,6 +236,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn rotate_secret(
         &self,
         partner: &str,
@@ -250,6 +258,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(Some(endpoint.clone()))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn enqueue_ping(&self, ping: &Delivery) -> anyhow::Result<Delivery> {
         let mut state = self.0.lock();
         let pending = state
@@ -271,6 +280,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(ping.clone())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn deliveries(
         &self,
         partner: &str,
@@ -296,6 +306,7 @@ impl WebhookRepository for MemoryWebhooks {
         ))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn retry(
         &self,
         partner: &str,
@@ -324,6 +335,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(true)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn fan_out(&self, limit: u32, now: OffsetDateTime) -> anyhow::Result<u32> {
         let mut state = self.0.lock();
         let events = state.events.after(state.webhooks.watermark, limit);
@@ -343,6 +355,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(u32::try_from(events.len()).unwrap_or(u32::MAX))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn claim(
         &self,
         now: OffsetDateTime,
@@ -374,6 +387,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(claimed)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record(&self, record: &AttemptRecord) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         let Some(queued) = state
@@ -401,15 +415,18 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn discard(&self, delivery: DeliveryId) -> anyhow::Result<()> {
         self.0.lock().webhooks.deliveries.remove(&delivery);
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn next_due(&self, now: OffsetDateTime) -> anyhow::Result<Option<OffsetDateTime>> {
         Ok(next_claimable(&claimable_queue(&self.0.lock()), now))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_work(&self, timeout: Duration) -> anyhow::Result<()> {
         let (wake, mut news, watermark) = {
             let state = self.0.lock();
@@ -431,6 +448,7 @@ impl WebhookRepository for MemoryWebhooks {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn stats(&self) -> anyhow::Result<QueueStats> {
         let state = self.0.lock();
         let pending: Vec<OffsetDateTime> = state
@@ -446,6 +464,7 @@ impl WebhookRepository for MemoryWebhooks {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         let mut state = self.0.lock();
         let old: Vec<DeliveryId> = state

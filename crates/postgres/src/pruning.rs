@@ -24,6 +24,7 @@ struct LimitedDelete {
 
 #[async_trait]
 impl PruneBatch for LimitedDelete {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune_batch(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         let Self { table, dead, .. } = self;
         let mut conn = checkout(&self.pool).await?;

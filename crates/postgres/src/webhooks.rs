@@ -983,6 +983,7 @@ impl WebhookRepository for PgWebhookRepository {
         Ok(rows.into_iter().next().and_then(|row| row.due))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_work(&self, timeout: Duration) -> anyhow::Result<()> {
         let _ = tokio::time::timeout(timeout, self.wake.0.notified()).await;
         Ok(())

@@ -44,6 +44,7 @@ fn page() -> String {
 
 /// The page; Redoc's bundle (an ES module) finds the `<redoc spec-url>` element and renders
 /// the document.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn reference_page() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/html; charset=utf-8")
@@ -55,6 +56,7 @@ pub async fn reference_page() -> HttpResponse {
 }
 
 /// Redoc's standalone bundle.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn redoc_bundle() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/javascript; charset=utf-8")

@@ -16,6 +16,7 @@ use crate::state::HttpState;
 const READINESS_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// 200 while the process serves requests.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(json!({"status": "ok"}))
 }
@@ -25,6 +26,7 @@ pub async fn healthz() -> HttpResponse {
 /// instance ready: the primary serves the reads it would have. A database that answers but is
 /// set up otherwise than the settings say (through a pooler, another `statement_timeout`) is
 /// `misconfigured`, with the problem and its fix; the primary so is not ready.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn readyz(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
     let replicas = state
         .router
@@ -105,6 +107,7 @@ async fn check(database: Database, services: &Services) -> Found {
 }
 
 /// Prometheus text exposition.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiError> {
     let pool = state.services.health.pool_status();
     // The queue is shared: when the store cannot say, the gauges keep their last values.
@@ -133,6 +136,7 @@ pub async fn metrics(state: web::Data<HttpState>) -> Result<HttpResponse, ApiErr
 }
 
 /// The OpenAPI document the router was built from.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn openapi_json(document: web::Data<OpenApi>) -> HttpResponse {
     HttpResponse::Ok().json(document.as_ref())
 }

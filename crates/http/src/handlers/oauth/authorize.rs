@@ -148,6 +148,7 @@ async fn consent_page(
 }
 
 /// Shows the sign-in and consent page for a valid authorization request.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn authorize_page(request: HttpRequest, state: web::Data<HttpState>) -> HttpResponse {
     let params = Params::parse(request.query_string().as_bytes());
     match checked_request(params, &state).await {
@@ -159,6 +160,7 @@ pub async fn authorize_page(request: HttpRequest, state: web::Data<HttpState>) -
 }
 
 /// The form of the consent page: approve (signing in first when there is no session) or deny.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn authorize_decision(
     request: HttpRequest,
     payload: web::Payload,

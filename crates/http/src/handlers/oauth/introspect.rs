@@ -91,6 +91,7 @@ impl From<Introspection> for IntrospectionResponse {
     security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/introspect")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn introspect(
     request: HttpRequest,
     payload: web::Payload,

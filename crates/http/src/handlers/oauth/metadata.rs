@@ -10,6 +10,7 @@ use crate::state::HttpState;
 pub const METADATA_PATH: &str = "/.well-known/oauth-authorization-server";
 
 /// Authorization server metadata (RFC 8414), built from the same constants the endpoints use.
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn metadata(state: web::Data<HttpState>) -> HttpResponse {
     let issuer = &state.config.public_url;
     let endpoint = |path: &str| format!("{issuer}{API_BASE}/oauth/{path}");

@@ -32,6 +32,7 @@ pub struct RevokeForm {
     security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/revoke")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn revoke(
     request: HttpRequest,
     payload: web::Payload,

@@ -87,6 +87,7 @@ impl From<IssuedTokenResponse> for TokenResponse {
     security(("OAuthClientBasic" = []), ())
 )]
 #[post("/oauth/token")]
+#[tracing::instrument(level = "debug", skip_all)]
 pub async fn token(
     request: HttpRequest,
     payload: web::Payload,
