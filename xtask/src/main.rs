@@ -1,7 +1,9 @@
 //! Project tasks, one binary, run as `cargo xtask <task>` so they need nothing but cargo.
 //! It builds fast on purpose: anyhow, clap and serde_json, plus ureq (plain HTTP, no TLS) for
-//! the few requests that walk the consent page, and plotters (its SVG backend alone) for charts.
+//! the few requests that walk the consent page, plotters (its SVG backend alone) for charts,
+//! and jsoncompat for the OpenAPI compatibility check.
 
+mod api_compat;
 mod chart;
 mod client;
 mod cpu;
@@ -37,7 +39,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Task {
-    /// Everything CI checks, in order: fmt, clippy, tidy, test, client, fuzz.
+    /// Everything CI checks, in order: fmt, clippy, tidy, api, test, client, fuzz.
     Ci,
     /// The workspace tests: `cargo test --workspace --locked` plus these arguments (a `-p` here
     /// replaces `--workspace`).
@@ -58,6 +60,11 @@ enum Task {
     Bench,
     /// Regenerate docs/openapi.json from the binary.
     Openapi,
+    /// Compare docs/openapi.json with the last released document (docs/openapi/releases): a
+    /// step of `ci`, failing on anything that breaks clients within a major version.
+    ApiCompat,
+    /// Record docs/openapi.json as the released document of its version (after `api-compat`).
+    ApiRelease,
     /// Generate a Python client from docs/openapi.json (openapi-python-client) and drive a
     /// short flow with it against `deckhand serve` on the in-memory store (a step of `ci`).
     Client,
@@ -181,6 +188,7 @@ fn run(task: Task) -> Result<()> {
                 ("fmt", &|| fmt(&root)),
                 ("clippy", &|| clippy(&root)),
                 ("tidy", &|| tidy::run(&root)),
+                ("api", &|| api_compat::check(&root)),
                 ("test", &|| test(&root, &[])),
                 ("client", &|| client::run(&root, &target_dir(&root))),
                 ("fuzz", &|| {
@@ -212,6 +220,8 @@ fn run(task: Task) -> Result<()> {
         }
         Task::Bench => cargo(&root, &["bench", "--workspace"]),
         Task::Openapi => openapi(&root),
+        Task::ApiCompat => api_compat::check(&root),
+        Task::ApiRelease => api_compat::release(&root),
         Task::Client => client::run(&root, &target_dir(&root)),
         Task::Fuzz {
             seed,
