@@ -6,8 +6,8 @@ use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::catalog::Unresolved;
 use deckhand_domain::decks::{
-    CreateDeckError, ExportPayloadError, FindDeckError, ForkError, PutGuideError, RollbackError,
-    SaveDeckError,
+    CardStatsError, CreateDeckError, ExportPayloadError, FindDeckError, ForkError, ListDecksError,
+    PutGuideError, RollbackError, SaveDeckError,
 };
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::events::EventError;
@@ -544,6 +544,25 @@ impl From<ExportPayloadError> for ApiError {
 }
 
 impl From<CheckError> for ApiError {
+impl From<ListDecksError> for ApiError {
+    fn from(error: ListDecksError) -> Self {
+        match error {
+            ListDecksError::Invalid(violations) => violations.into(),
+            ListDecksError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<CardStatsError> for ApiError {
+    fn from(error: CardStatsError) -> Self {
+        match error {
+            CardStatsError::NotFound => Self::not_found(),
+            CardStatsError::Invalid(violations) => violations.into(),
+            CardStatsError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
     fn from(error: CheckError) -> Self {
         let format = |code: &str, message: String| {
             Self::validation(vec![FieldError {

@@ -40,6 +40,7 @@ pub(crate) fn operations<O: Operations>(config: &mut O) {
         .service(handlers::games::list::list_games)
         .service(handlers::games::formats::list_formats)
         .service(handlers::cards::resolve::resolve_cards)
+        .service(handlers::cards::stats::card_stats)
         .service(handlers::decks::list::list_decks)
         .service(handlers::decks::create::create_deck)
         // Before `{id}`, which "check" would otherwise reach as a malformed id.

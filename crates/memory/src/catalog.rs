@@ -201,6 +201,16 @@ impl MemoryCatalog {
 pub(crate) struct MemoryCatalog(pub(crate) Store);
 
 #[async_trait]
+impl Tables {
+    /// The game with this slug, as the decks' card search reads its sections.
+    pub(crate) fn game(&self, slug: &str) -> Option<&Game> {
+        self.games
+            .iter()
+            .find(|(game, _)| game.slug == slug)
+            .map(|(game, _)| game)
+    }
+}
+
 impl CatalogRepository for MemoryCatalog {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {

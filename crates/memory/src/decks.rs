@@ -1,9 +1,10 @@
 //! Decks in memory, with the same promises as the PostgreSQL adapter: the provenance triple is
 //! unique per owner, saves of one deck serialise (the store's mutex), views dedupe atomically.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use async_trait::async_trait;
+use deckhand_domain::decks::card_search::{CardStatsQuery, CardUsage, counted_copies};
 use deckhand_domain::decks::events as deck_events;
 use deckhand_domain::decks::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, ViewCount,
@@ -15,7 +16,9 @@ use deckhand_domain::decks::{
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::UserId;
+use deckhand_domain::readable::Readable;
 use time::{Duration, OffsetDateTime};
+use uuid::Uuid;
 
 use crate::list;
 use crate::{State, Store};
@@ -235,11 +238,20 @@ impl DeckRepository for MemoryDecks {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
         let state = self.0.lock();
+        let game = state.catalog.game(&query.game);
+        let holds_cards = |deck: &Deck| {
+            !query.filters.filters_cards()
+                || game.is_some_and(|game| {
+                    query
+                        .filters
+                        .admits_cards(&counted_copies(game, &deck.content.cards))
+                })
+        };
         let found: Vec<&Stored> = state
             .decks
             .decks
             .values()
-            .filter(|stored| query.admits(&stored.deck))
+            .filter(|stored| query.admits(&stored.deck) && holds_cards(&stored.deck))
             .collect();
         list::page(
             found,
@@ -252,6 +264,31 @@ impl DeckRepository for MemoryDecks {
             },
             |stored| read(&state, stored).map(|deck| deck.listing()),
         )
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %query.game))]
+    async fn card_usage(&self, query: &CardStatsQuery) -> anyhow::Result<CardUsage> {
+        let as_of = OffsetDateTime::now_utc();
+        let state = self.0.lock();
+        let Some(game) = state.catalog.game(&query.game) else {
+            return Ok(CardUsage::gather(query.card, [], as_of));
+        };
+        // The decks anyone may find in a list: public and not archived.
+        let readable = Readable::listed(None);
+        let decks: Vec<BTreeMap<Uuid, u32>> = state
+            .decks
+            .decks
+            .values()
+            .map(|stored| &stored.deck)
+            .filter(|deck| deck.game == query.game && deck.is_readable(readable))
+            .filter(|deck| {
+                query
+                    .format
+                    .is_none_or(|format| deck.content.format_id == Some(format))
+            })
+            .map(|deck| counted_copies(game, &deck.content.cards))
+            .collect();
+        Ok(CardUsage::gather(query.card, &decks, as_of))
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]

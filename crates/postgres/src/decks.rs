@@ -7,6 +7,7 @@
 //! stored (TOASTed) value, and the history record then names the record holding that list
 //! (`cards_from`) instead of storing it again (`VERSION_SELECT` joins it back).
 
+mod card_stats;
 pub(crate) mod list_query;
 
 use std::sync::LazyLock;
@@ -14,6 +15,7 @@ use std::time::Duration as StdDuration;
 
 use anyhow::Context as _;
 use async_trait::async_trait;
+use deckhand_domain::decks::card_search::{CardStatsQuery, CardUsage};
 use deckhand_domain::decks::events as deck_events;
 use deckhand_domain::decks::ports::{
     DeckRepository, InsertDeckError, NewDeck, ReviseDeckError, Reviser, Revision, RevisionRefused,
@@ -38,6 +40,7 @@ use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
+use self::card_stats::CardStatistics;
 use self::list_query::{
     count_sql, first_page_sql, page_ids_sql, page_sql, page_window, rows_by_ids_sql,
     walked_page_sql,
@@ -1103,6 +1106,7 @@ async fn walked_page(
 
 pub(crate) struct PgDeckRepository {
     pool: Pool,
+    card_statistics: CardStatistics,
     counts: RememberedCounts,
     short_walks: ShortWalks,
     usernames: Usernames,
@@ -1112,6 +1116,7 @@ impl PgDeckRepository {
     pub(crate) fn new(pool: Pool) -> Self {
         Self {
             pool,
+            card_statistics: CardStatistics::default(),
             counts: RememberedCounts::new(),
             short_walks: moka::sync::Cache::builder()
                 .max_capacity(SHORT_WALK_CAPACITY)
@@ -1257,6 +1262,11 @@ impl DeckRepository for PgDeckRepository {
             )
             .await?;
         Ok(Page::with_capped_total(items, counted))
+    }
+
+    #[tracing::instrument(level = "debug", skip(self), fields(game = %query.game))]
+    async fn card_usage(&self, query: &CardStatsQuery) -> anyhow::Result<CardUsage> {
+        self.card_statistics.usage(&self.pool, query).await
     }
 
     #[tracing::instrument(level = "debug", skip(self, reader, visitor), fields(game = %reader.game))]

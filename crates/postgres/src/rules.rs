@@ -13,6 +13,7 @@ use deckhand_domain::decks::{DeckQuery, DeckSort, SortOrder};
 use deckhand_domain::readable::{Reach, Readable};
 use deckhand_domain::sideboards::{GuideQuery, GuideSort};
 use time::OffsetDateTime;
+use uuid::Uuid;
 
 use crate::statement::{Bind, Statement};
 
@@ -123,6 +124,24 @@ impl Conditions {
         }
     }
 
+    /// The card filters (the domain's `DeckFilters::admits_cards`) over the counted cards a deck
+    /// keeps in `d.card_ids` (migration 2026-11-28-000300): every card of `all_of`, none of
+    /// `none_of`, served by the GIN index `decks_card_ids`. The best plan depends on how common
+    /// the cards are (a common card's page walks the sort's index; a rare one's is picked from
+    /// the GIN index and sorted), so such a page is planned on every run.
+    pub(crate) fn cards(&mut self, all_of: &[Uuid], none_of: &[Uuid]) {
+        if !all_of.is_empty() {
+            self.plan_each_run = true;
+            let placeholder = self.param(Bind::Uuids(all_of.to_vec()));
+            self.add(format!("d.card_ids @> {placeholder}::uuid[]"));
+        }
+        if !none_of.is_empty() {
+            self.plan_each_run = true;
+            let placeholder = self.param(Bind::Uuids(none_of.to_vec()));
+            self.add(format!("NOT d.card_ids && {placeholder}::uuid[]"));
+        }
+    }
+
     /// `column` is set (`Some(true)`) or unset (`Some(false)`).
     pub(crate) fn present(&mut self, column: &str, wanted: Option<bool>) {
         if let Some(wanted) = wanted {
@@ -196,6 +215,7 @@ pub(crate) fn deck_conditions_but_name(query: &DeckQuery) -> (Conditions, String
         let placeholder = conditions.param(Bind::Uuid(source.0));
         conditions.add(format!("d.forked_from_id = {placeholder}"));
     }
+    conditions.cards(&filters.cards, &filters.exclude_cards);
     (conditions, game)
 }
 

@@ -175,6 +175,12 @@ macro_rules! repository_contract_suite {
     (@tests $store:expr; $($contract:ident,)+) => {
         $(
             #[::tokio::test]
+            collection_deltas_apply_all_or_nothing_with_a_version_and_event,
+            concurrent_collection_writes_lose_no_delta,
+            collection_lists_filter_and_page_in_card_order,
+            collection_events_are_listed_to_their_owner_only,
+            card_filters_hold_every_card_and_none_excluded_under_the_read_rule,
+            card_usage_counts_public_decks_of_the_format_and_their_companions,
             async fn $contract() {
                 let store = $store;
                 let repositories = $crate::contract::ContractStore::repositories(&store);
@@ -194,6 +200,10 @@ mod webhooks;
 pub use webhooks::*;
 
 pub async fn users_are_found_by_id_and_by_username(repos: &Repositories) -> Outcome {
+mod card_search;
+pub use card_search::*;
+mod collections;
+pub use collections::*;
     let alice = user("alice");
     repos.users.insert(&alice).await?;
     assert_eq!(repos.users.find_by_id(alice.id).await?, Some(alice.clone()));

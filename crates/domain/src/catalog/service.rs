@@ -51,6 +51,17 @@ impl CatalogService {
         self.repository.formats(&game.slug).await
     }
 
+    /// The deck-building facts (name, type line, ...) of each card of `game` among `card_ids`;
+    /// unknown ids are left out.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, cards = card_ids.len()))]
+    pub async fn card_facts(
+        &self,
+        game: &Game,
+        card_ids: &[Uuid],
+    ) -> anyhow::Result<Vec<super::deck_rules::CardFacts>> {
+        self.repository.card_facts(&game.slug, card_ids).await
+    }
+
     /// A format of `game` by UUID or by slug (case-insensitive); `None` when it has none such.
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn format(&self, game: &Game, id_or_slug: &str) -> anyhow::Result<Option<Format>> {

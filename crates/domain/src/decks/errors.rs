@@ -211,3 +211,26 @@ impl From<ReviseDeckError> for RollbackError {
         }
     }
 }
+
+/// Why a deck list was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ListDecksError {
+    /// A filter names something the game does not have (a card of `cards=`).
+    #[error(transparent)]
+    Invalid(#[from] Violations),
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}
+
+/// Why a card's statistics were refused.
+#[derive(Debug, thiserror::Error)]
+pub enum CardStatsError {
+    /// No such card in the game.
+    #[error("no such card")]
+    NotFound,
+    /// The format is not one of the game's.
+    #[error(transparent)]
+    Invalid(#[from] Violations),
+    #[error(transparent)]
+    Unexpected(#[from] anyhow::Error),
+}

@@ -1,6 +1,7 @@
 //! Decks: their content, history, visibility and ownership rules, and the listing.
 
 mod card_line;
+pub mod card_search;
 mod changes;
 pub mod diff;
 mod errors;
@@ -20,8 +21,8 @@ pub use card_line::{CardLineInput, MAX_CARD_LINES, QUANTITY_RANGE};
 pub(crate) use card_line::{check_entries, check_quantity};
 pub use changes::{DEFAULT_SOURCE_PROVIDERS, DeckChanges, DeckPolicy, FeaturedInput};
 pub use errors::{
-    CreateDeckError, ExportPayloadError, FindDeckError, ForkError, PutGuideError, RollbackError,
-    SaveDeckError,
+    CardStatsError, CreateDeckError, ExportPayloadError, FindDeckError, ForkError, ListDecksError,
+    PutGuideError, RollbackError, SaveDeckError,
 };
 pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,

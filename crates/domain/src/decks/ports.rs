@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use time::{Duration, OffsetDateTime};
 
+use super::card_search::{CardStatsQuery, CardUsage};
 use super::guide::DeckGuide;
 use super::model::{
     Author, Deck, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader, DeckSummary,
@@ -164,6 +165,12 @@ pub trait DeckRepository: Send + Sync {
     /// a few seconds old when another instance changed decks meanwhile (each store says how
     /// old); the store's own writes show at once.
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>>;
+
+    /// The usage of a card among the public, non-archived decks of its game (of one format
+    /// when the query names one), as [`CardUsage`] describes it. It may be up to
+    /// `card_search::STATS_MAX_AGE` old (its `as_of` says when it was gathered); every instance
+    /// on one store answers the same figures.
+    async fn card_usage(&self, query: &CardStatsQuery) -> anyhow::Result<CardUsage>;
 
     /// Counts a view by `visitor` (a keyed hash) unless that visitor has a counted view of the
     /// deck within `window`, and adds `trending_weight` to the decayed trending score in the

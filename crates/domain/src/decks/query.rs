@@ -114,6 +114,11 @@ pub struct DeckFilters {
     pub name_contains: Option<String>,
     /// Forks of this deck only.
     pub forked_from: Option<DeckId>,
+    /// Decks holding every one of these cards in a counted section, any printing
+    /// (`card_search`).
+    pub cards: Vec<Uuid>,
+    /// Decks holding none of these cards in a counted section.
+    pub exclude_cards: Vec<Uuid>,
 }
 
 /// One list request as the store runs it: archived decks are always left out; `viewer`'s own
@@ -135,8 +140,9 @@ impl DeckQuery {
     }
 
     /// Whether `deck` belongs in this list: of its game, readable in a list by its viewer, and
-    /// through every filter. The memory store lists with it; PostgreSQL translates the same
-    /// rules into SQL (`postgres::rules`).
+    /// through every filter but the card filters, which a store applies with
+    /// [`DeckFilters::admits_cards`] over the deck's `card_search::counted_copies`. The memory
+    /// store lists with it; PostgreSQL translates the same rules into SQL (`postgres::rules`).
     pub fn admits(&self, deck: &Deck) -> bool {
         let DeckFilters {
             author,
@@ -151,6 +157,9 @@ impl DeckQuery {
             is_legal,
             name_contains,
             forked_from,
+            // The card filters need the game's sections: `admits_cards`.
+            cards: _,
+            exclude_cards: _,
         } = &self.filters;
         let flag =
             |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);

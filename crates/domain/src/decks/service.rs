@@ -16,8 +16,8 @@ use super::card_line::{CardLineInput, QUANTITY_RANGE, check_section};
 use super::changes::{CheckedChanges, DeckChanges, DeckPolicy, FeaturedInput};
 use super::diff::{self, VersionDiff};
 use super::errors::{
-    ContentError, CreateDeckError, FindDeckError, ForkError, PutGuideError, RollbackError,
-    SaveDeckError,
+    ContentError, CreateDeckError, FindDeckError, ForkError, ListDecksError, PutGuideError,
+    RollbackError, SaveDeckError,
 };
 use super::events;
 use super::guide::{DeckGuide, GuideInput, GuideView};
@@ -367,11 +367,12 @@ impl DeckService {
         principal: &Principal,
         game: &Game,
         request: ListRequest,
-    ) -> anyhow::Result<Page<DeckListing>> {
+    ) -> Result<Page<DeckListing>, ListDecksError> {
+        self.check_card_filters(game, &request.filters).await?;
         if let Some(source) = request.filters.forked_from {
             match self.overview(principal, game, source).await {
                 Ok(_) => {}
-                Err(FindDeckError::Unexpected(error)) => return Err(error),
+                Err(FindDeckError::Unexpected(error)) => return Err(error.into()),
                 Err(_) => return Ok(Page::with_capped_total(Vec::new(), 0)),
             }
         }
@@ -385,6 +386,7 @@ impl DeckService {
                 page: request.page,
             })
             .await
+            .map_err(Into::into)
     }
 
     /// Registers a view of a deck the caller may see: the store checks that and counts in one
@@ -818,5 +820,6 @@ fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
         .collect()
 }
 
+mod card_stats;
 #[cfg(test)]
 mod tests;

@@ -1,4 +1,5 @@
 use actix_web::{HttpRequest, HttpResponse, get, web};
+use deckhand_domain::decks::card_search::parse_card_ids;
 use deckhand_domain::decks::{DeckFilters, DeckId, DeckSort, ListRequest};
 use deckhand_domain::identity::UserId;
 use deckhand_domain::validation::Violations;
@@ -20,6 +21,12 @@ use crate::state::HttpState;
 pub struct DeckListQuery {
     /// Author user id.
     author_id: Option<String>,
+    /// Decks holding every one of these cards (card ids, comma-separated, at most 10) in a
+    /// counted section, any printing.
+    cards: Option<String>,
+    /// Decks holding none of these cards (card ids, comma-separated, at most 10) in a counted
+    /// section.
+    exclude_cards: Option<String>,
     /// Inclusive bounds, RFC 3339 with any offset.
     created_after: Option<String>,
     created_before: Option<String>,
@@ -63,6 +70,8 @@ impl DeckListQuery {
             is_legal: self.is_legal,
             name_contains: self.q.filter(|q| !q.is_empty()),
             forked_from: uuid("forkedFrom", &self.forked_from, &mut v).map(DeckId),
+            cards: parse_card_ids("cards", self.cards.as_deref(), &mut v),
+            exclude_cards: parse_card_ids("excludeCards", self.exclude_cards.as_deref(), &mut v),
         };
         let options = ListOptions::parse(
             self.sort.as_deref(),
