@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
+mod card_search;
 mod catalog;
 mod decks;
 mod docs_browser;
