@@ -323,7 +323,15 @@ async fn catalog_files_import_idempotently() {
     let sample = sample.to_str().unwrap().to_owned();
     let first = app
         .admin(&[
-            "catalog", "import", "--game", "mtg", "--source", "scryfall", &sample,
+            "catalog",
+            "import",
+            "--game",
+            "mtg",
+            "--source",
+            "scryfall",
+            "--as-of",
+            "2019-04-01",
+            &sample,
         ])
         .await
         .unwrap();
@@ -332,7 +340,15 @@ async fn catalog_files_import_idempotently() {
     assert_eq!(first["skipped"], 0);
     let again = app
         .admin(&[
-            "catalog", "import", "--game", "mtg", "--source", "scryfall", &sample,
+            "catalog",
+            "import",
+            "--game",
+            "mtg",
+            "--source",
+            "scryfall",
+            "--as-of",
+            "2019-04-01",
+            &sample,
         ])
         .await
         .unwrap();
@@ -341,7 +357,15 @@ async fn catalog_files_import_idempotently() {
     let lorcana = format!("{root}/crates/app/data/lorcana-demo.jsonl");
     let report = app
         .admin(&[
-            "catalog", "import", "--game", "lorcana", "--source", "generic", &lorcana,
+            "catalog",
+            "import",
+            "--game",
+            "lorcana",
+            "--source",
+            "generic",
+            "--as-of",
+            "2026-01-01",
+            &lorcana,
         ])
         .await
         .unwrap();
@@ -360,8 +384,24 @@ async fn catalog_files_import_idempotently() {
 
     let wrong = app
         .admin(&[
-            "catalog", "import", "--game", "chess", "--source", "generic", &lorcana,
+            "catalog",
+            "import",
+            "--game",
+            "chess",
+            "--source",
+            "generic",
+            "--as-of",
+            "2026-01-01",
+            &lorcana,
         ])
         .await;
     assert!(wrong.is_err());
+    // A file whose name does not say its day needs the day.
+    let undated = app
+        .admin(&[
+            "catalog", "import", "--game", "lorcana", "--source", "generic", &lorcana,
+        ])
+        .await
+        .unwrap_err();
+    assert!(format!("{undated:#}").contains("--as-of"), "{undated:#}");
 }

@@ -99,13 +99,23 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     );
     let app = |args: &[&str]| local::deckhand(&deckhand, &url, SECRET_KEY, args);
     app(&["migrate"])?;
-    for (game, source, file) in [
-        ("mtg", "scryfall", "crates/app/data/mtg-demo.jsonl"),
-        ("lorcana", "generic", "crates/app/data/lorcana-demo.jsonl"),
+    for (game, source, day, file) in [
+        (
+            "mtg",
+            "scryfall",
+            "2019-04-01",
+            "crates/app/data/mtg-demo.jsonl",
+        ),
+        (
+            "lorcana",
+            "generic",
+            "2026-01-01",
+            "crates/app/data/lorcana-demo.jsonl",
+        ),
     ] {
         let file = path_text(&root.join(file))?;
         app(&[
-            "admin", "catalog", "import", "--game", game, "--source", source, &file,
+            "admin", "catalog", "import", "--game", game, "--source", source, "--as-of", day, &file,
         ])?;
     }
     let address = free_address()?;

@@ -347,6 +347,8 @@ fn prepare(
             "mtg",
             "--source",
             "scryfall",
+            "--as-of",
+            "2019-04-01",
             &path_text(&catalog)?,
         ])?;
     }

@@ -58,8 +58,13 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
                 .await?;
             Ok(json!({ "id": pat.id, "token": token, "scopes": pat.scopes.names() }))
         }
-        AdminCommand::Catalog(CatalogCommand::Import { game, source, file }) => {
-            let report = crate::catalog::import_file(services, &game, source, &file).await?;
+        AdminCommand::Catalog(CatalogCommand::Import {
+            game,
+            source,
+            as_of,
+            file,
+        }) => {
+            let report = crate::catalog::import_file(services, &game, source, &file, as_of).await?;
             Ok(serde_json::to_value(report)?)
         }
         AdminCommand::Partner(PartnerCommand::Create {

@@ -19,22 +19,27 @@ use deckhand_domain::events::{Actor, EventId, Origin};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::de::{DeserializeOwned, SeqAccess, Visitor};
 use serde::{Deserializer as _, Serialize};
+use time::Date;
+use time::macros::date;
 use tokio::sync::mpsc;
 
 /// Records per batch handed to the store (one multi-row upsert each in PostgreSQL).
 pub const BATCH_SIZE: usize = 1000;
 
 /// The catalog `cargo run` starts with: a few hundred printings of the sample data (see
-/// `data/make_mtg_demo.py`), and a tiny illustrative catalog of the second game.
-const BUNDLED: [(&str, Source, &[u8]); 2] = [
+/// `data/make_mtg_demo.py`), and a tiny illustrative catalog of the second game, each with the
+/// day its data was made (the 2019 snapshot's, as `../shared/data/mtg/README.md` says it).
+const BUNDLED: [(&str, Source, Date, &[u8]); 2] = [
     (
         "mtg",
         Source::Scryfall,
+        date!(2019 - 04 - 01),
         include_bytes!("../data/mtg-demo.jsonl"),
     ),
     (
         "lorcana",
         Source::Generic,
+        date!(2026 - 01 - 01),
         include_bytes!("../data/lorcana-demo.jsonl"),
     ),
 ];
@@ -60,12 +65,33 @@ pub struct ImportReport {
     pub skipped: u64,
 }
 
+/// The day a catalog file was made: `as_of` when given, else the day in a Scryfall bulk file's
+/// name; neither is an error naming `--as-of`. Imports stamp the legalities they bring with
+/// this day, never with the time they run, so that shipped, imported and operator records of
+/// a card's history keep their true order.
+pub fn file_day(path: &Path, as_of: Option<Date>) -> anyhow::Result<Date> {
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(source::scryfall_file_day);
+    as_of.or(named).with_context(|| {
+        format!(
+            "{} does not say the day it was made: give it with --as-of YYYY-MM-DD (its \
+             legalities are recorded as of that day)",
+            path.display()
+        )
+    })
+}
+
+/// Imports the file at `path`, made on `as_of` (see [`file_day`]).
 pub async fn import_file(
     services: &Services,
     game: &str,
     source: Source,
     path: &Path,
+    as_of: Option<Date>,
 ) -> anyhow::Result<ImportReport> {
+    let day = file_day(path, as_of)?;
     let game = services
         .catalog
         .game(game)
@@ -74,7 +100,7 @@ pub async fn import_file(
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let length = file.metadata().map(|metadata| metadata.len()).ok();
     let progress = progress_bar(length, std::io::stderr().is_terminal());
-    let report = import_reader(services, &game, source, progress.wrap_read(file))
+    let report = import_reader(services, &game, source, day, progress.wrap_read(file))
         .await
         .with_context(|| format!("importing {}", path.display()));
     progress.finish_and_clear();
@@ -97,23 +123,25 @@ fn progress_bar(length: Option<u64>, on_terminal: bool) -> ProgressBar {
 
 /// Imports the bundled catalogs (idempotent, like every import).
 pub async fn load_bundled(services: &Services) -> anyhow::Result<()> {
-    for (slug, source, bytes) in BUNDLED {
+    for (slug, source, day, bytes) in BUNDLED {
         let game = services
             .catalog
             .game(slug)
             .await
             .with_context(|| format!("the bundled catalog's game {slug:?} is not seeded"))?;
-        import_reader(services, &game, source, bytes)
+        import_reader(services, &game, source, day, bytes)
             .await
             .with_context(|| format!("loading the bundled {slug} catalog"))?;
     }
     Ok(())
 }
 
+/// Imports the records of `reader`, a file made on `day`.
 pub async fn import_reader(
     services: &Services,
     game: &Game,
     source: Source,
+    day: Date,
     reader: impl Read + Send + 'static,
 ) -> anyhow::Result<ImportReport> {
     // Two batches in flight at most: the parser waits while the store catches up.
@@ -126,8 +154,8 @@ pub async fn import_reader(
                 .map_err(|_| anyhow::anyhow!("the import stopped"))
         })
     });
-    // Legality changes the import brings are recorded from the time it started.
-    let imported_at = services.system.clock.now();
+    // Legality changes the import brings are recorded from the day the file was made.
+    let imported_at = day.midnight().assume_utc();
     let mut stored = Ok(());
     while let Some(batch) = batches.recv().await {
         if stored.is_ok() {
@@ -454,7 +482,7 @@ mod tests {
 
     #[test]
     fn the_bundled_catalogs_parse() {
-        for (_, source, bytes) in BUNDLED {
+        for (_, source, _, bytes) in BUNDLED {
             let mut game = mtg();
             if source == Source::Generic {
                 game.colors = ["Amber", "Amethyst", "Emerald", "Ruby", "Sapphire", "Steel"]

@@ -151,8 +151,21 @@ pub enum CatalogCommand {
         game: String,
         #[arg(long, value_enum)]
         source: crate::catalog::Source,
+        /// The day the file was made (YYYY-MM-DD): its legalities are recorded as of that day.
+        /// Required unless the file's name says it (Scryfall's `default-cards-20240515091234.json`).
+        #[arg(long, value_parser = parse_day)]
+        as_of: Option<time::Date>,
         file: std::path::PathBuf,
     },
+}
+
+/// A day as YYYY-MM-DD.
+fn parse_day(text: &str) -> Result<time::Date, String> {
+    time::Date::parse(
+        text,
+        time::macros::format_description!("[year]-[month]-[day]"),
+    )
+    .map_err(|_| format!("{text:?} is not a day (YYYY-MM-DD)"))
 }
 
 #[derive(Debug, Subcommand)]

@@ -5,13 +5,16 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use deckhand_domain::catalog::history::{AnnouncedChange, announcements_by_name, merge_announced};
 use deckhand_domain::catalog::ports::CatalogRepository;
 use deckhand_domain::catalog::{
     CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, PrintingKeys,
     Section, format_id, name_key,
 };
 use deckhand_domain::events::EventRecord;
-use deckhand_domain::formats::{CardFacts, CardTextRules, Legality, LegalityChange, seeds};
+use deckhand_domain::formats::{
+    CardFacts, CardTextRules, Legality, LegalityChange, recorded_at, seeds,
+};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -35,7 +38,7 @@ struct GameCatalog {
 fn record(history: &mut Vec<LegalityChange>, from: OffsetDateTime, status: Legality) {
     history.retain(|change| change.from != from);
     let at = history.partition_point(|change| change.from < from);
-    history.insert(at, LegalityChange { from, status });
+    history.insert(at, LegalityChange::recorded(from, status));
 }
 
 impl GameCatalog {
@@ -66,9 +69,17 @@ impl GameCatalog {
         self.index = None;
     }
 
-    /// Records each legality of `entry` in `formats` that differs from the last one recorded.
-    fn record_legalities(&mut self, entry: &CatalogEntry, formats: &[Format], at: OffsetDateTime) {
+    /// Records each legality of `entry` in `formats` that differs from the one in force at
+    /// `at` (the file's day), announced changes of its name (`announced`) included.
+    fn record_legalities(
+        &mut self,
+        entry: &CatalogEntry,
+        formats: &[Format],
+        at: OffsetDateTime,
+        announced: &[AnnouncedChange],
+    ) {
         let history = self.legalities.entry(entry.printing.card_id).or_default();
+        let whole = merge_announced(history, announced);
         for format in formats {
             let Some(status) = entry
                 .legalities
@@ -77,9 +88,11 @@ impl GameCatalog {
             else {
                 continue;
             };
-            let changes = history.entry(format.slug.clone()).or_default();
-            if changes.last().map(|change| change.status) != Some(status) {
-                record(changes, at, status);
+            let in_force = whole
+                .get(&format.slug)
+                .and_then(|changes| recorded_at(changes, at));
+            if in_force != Some(status) {
+                record(history.entry(format.slug.clone()).or_default(), at, status);
             }
         }
     }
@@ -102,6 +115,8 @@ pub(crate) struct Tables {
     catalogs: HashMap<String, GameCatalog>,
     /// Deck-building clauses of rules text by game and name key (as `card_text_rules`).
     text_rules: HashMap<(String, String), CardTextRules>,
+    /// The shipped legality history by game and name key (as `legality_announcements`).
+    announcements: HashMap<String, BTreeMap<String, Vec<AnnouncedChange>>>,
 }
 
 impl Default for Tables {
@@ -181,7 +196,18 @@ impl Default for Tables {
                 .into_iter()
                 .map(|(name, rules)| (("mtg".to_owned(), name_key(name)), rules))
                 .collect(),
+            announcements: HashMap::from([("mtg".to_owned(), announcements_by_name("mtg"))]),
         }
+    }
+}
+
+impl Tables {
+    /// The game with this slug, as the decks' card search reads its sections.
+    pub(crate) fn game(&self, slug: &str) -> Option<&Game> {
+        self.games
+            .iter()
+            .find(|(game, _)| game.slug == slug)
+            .map(|(game, _)| game)
     }
 }
 
@@ -201,16 +227,6 @@ impl MemoryCatalog {
 pub(crate) struct MemoryCatalog(pub(crate) Store);
 
 #[async_trait]
-impl Tables {
-    /// The game with this slug, as the decks' card search reads its sections.
-    pub(crate) fn game(&self, slug: &str) -> Option<&Game> {
-        self.games
-            .iter()
-            .find(|(game, _)| game.slug == slug)
-            .map(|(game, _)| game)
-    }
-}
-
 impl CatalogRepository for MemoryCatalog {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {
@@ -263,14 +279,25 @@ impl CatalogRepository for MemoryCatalog {
             .map(|(_, formats)| formats.clone())
             .ok_or_else(|| anyhow::anyhow!("no game {game:?}"))?;
         let catalog = tables.catalogs.entry(game.to_owned()).or_default();
-        // The last entry of each card speaks for it, as in PostgreSQL.
+        // The last entry of each card speaks for it, as in PostgreSQL; for its legalities, the
+        // last one released by the file's day.
         let mut last: HashMap<Uuid, &CatalogEntry> = HashMap::new();
+        let mut speaking: HashMap<Uuid, &CatalogEntry> = HashMap::new();
         for entry in entries {
             catalog.upsert(entry);
             last.insert(entry.printing.card_id, entry);
+            if entry.speaks_for_legality(imported_at) {
+                speaking.insert(entry.printing.card_id, entry);
+            }
+        }
+        let announced = tables.announcements.get(game);
+        for entry in speaking.values() {
+            let changes = announced
+                .and_then(|by_name| by_name.get(&name_key(&entry.printing.name)))
+                .map_or(&[][..], Vec::as_slice);
+            catalog.record_legalities(entry, &formats, imported_at, changes);
         }
         for entry in last.values() {
-            catalog.record_legalities(entry, &formats, imported_at);
             if let Some(rules) = entry.text_rules {
                 let key = (game.to_owned(), name_key(&entry.printing.name));
                 if rules.is_default() {
@@ -305,7 +332,14 @@ impl CatalogRepository for MemoryCatalog {
                         .get(&(game.to_owned(), card.name_key.clone()))
                         .copied()
                         .unwrap_or_default(),
-                    legalities: catalog.legalities.get(card_id).cloned().unwrap_or_default(),
+                    legalities: merge_announced(
+                        catalog.legalities.get(card_id).unwrap_or(&BTreeMap::new()),
+                        tables
+                            .announcements
+                            .get(game)
+                            .and_then(|by_name| by_name.get(&card.name_key))
+                            .map_or(&[][..], Vec::as_slice),
+                    ),
                 })
             })
             .collect())

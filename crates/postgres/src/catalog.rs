@@ -328,9 +328,14 @@ async fn upsert_chunk(
     // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
     let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     let mut printings: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
+    // The last printing of each card whose legalities speak for it on the file's day.
+    let mut speaking: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     for entry in entries {
         cards.insert(entry.printing.card_id, entry);
         printings.insert(entry.printing.variant_id, entry);
+        if entry.speaks_for_legality(imported_at) {
+            speaking.insert(entry.printing.card_id, entry);
+        }
     }
     let card_rows: Vec<CardRow<'_>> = cards
         .values()
@@ -391,7 +396,8 @@ async fn upsert_chunk(
         .map_err(error::query)
         .context("upserting catalog printings")?;
     let cards: Vec<&CatalogEntry> = cards.into_values().collect();
-    facts::record_imported(conn, game, &cards, imported_at).await?;
+    let speaking: Vec<&CatalogEntry> = speaking.into_values().collect();
+    facts::record_imported(conn, game, &cards, &speaking, imported_at).await?;
     Ok(())
 }
 

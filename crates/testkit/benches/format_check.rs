@@ -44,6 +44,7 @@ fn format_check(c: &mut Criterion) {
             "mtg",
             Source::Scryfall,
             Path::new(&printings),
+            Some(time::macros::date!(2019 - 04 - 01)),
         ))
         .unwrap();
     let (_, token) = runtime.block_on(app.user_with_token("player", "decks:read decks:write"));

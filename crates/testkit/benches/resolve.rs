@@ -57,9 +57,16 @@ async fn loaded(repositories: Repositories) -> Services {
         ServiceSettings::new([0; 32]),
     );
     load_bundled(&services).await.unwrap();
-    import_file(&services, "mtg", Source::Scryfall, Path::new(SAMPLE))
-        .await
-        .unwrap();
+    let day = time::macros::date!(2019 - 04 - 01);
+    import_file(
+        &services,
+        "mtg",
+        Source::Scryfall,
+        Path::new(SAMPLE),
+        Some(day),
+    )
+    .await
+    .unwrap();
     services
 }
 

@@ -45,7 +45,11 @@ use crate::fixtures::{
     self, api_key_for, deck, guide_archived, matchup, now, partner_for, pat_for, printing,
     revision_of, update_to, user, username,
 };
-use deckhand_domain::catalog::{CardPick, CatalogCounts, Preference, PrintingKeys, format_id};
+use std::collections::BTreeMap;
+
+use deckhand_domain::catalog::{
+    CardPick, CatalogCounts, CatalogEntry, Preference, PrintingKeys, format_id,
+};
 use deckhand_domain::formats::{
     CardFacts, CardTextRules, CopyAllowance, Legality, LegalityChange, seeds,
 };
@@ -104,6 +108,8 @@ macro_rules! repository_contract_suite {
             card_facts_round_trip_with_seeded_and_imported_clauses,
             imports_record_each_legality_change_once,
             operators_record_legality_changes_from_a_date,
+            shipped_history_joins_every_card_it_names,
+            imports_record_what_differs_on_the_files_day,
             decks_round_trip_and_start_at_version_one,
             a_duplicate_provenance_is_refused_per_owner,
             revisions_bump_the_version_and_append_history,
@@ -169,18 +175,18 @@ macro_rules! repository_contract_suite {
             attempts_are_recorded_once_and_fifty_failures_disable_an_endpoint,
             claims_go_round_the_endpoints_two_in_flight_at_most,
             concurrent_claims_take_each_delivery_once_and_two_per_endpoint_at_most,
-            // suite: end
-        );
-    };
-    (@tests $store:expr; $($contract:ident,)+) => {
-        $(
-            #[::tokio::test]
             collection_deltas_apply_all_or_nothing_with_a_version_and_event,
             concurrent_collection_writes_lose_no_delta,
             collection_lists_filter_and_page_in_card_order,
             collection_events_are_listed_to_their_owner_only,
             card_filters_hold_every_card_and_none_excluded_under_the_read_rule,
             card_usage_counts_public_decks_of_the_format_and_their_companions,
+            // suite: end
+        );
+    };
+    (@tests $store:expr; $($contract:ident,)+) => {
+        $(
+            #[::tokio::test]
             async fn $contract() {
                 let store = $store;
                 let repositories = $crate::contract::ContractStore::repositories(&store);
@@ -194,16 +200,16 @@ macro_rules! repository_contract_suite {
 
 pub type Outcome = anyhow::Result<()>;
 
+mod card_search;
+pub use card_search::*;
+mod collections;
+pub use collections::*;
 mod events;
 pub use events::*;
 mod webhooks;
 pub use webhooks::*;
 
 pub async fn users_are_found_by_id_and_by_username(repos: &Repositories) -> Outcome {
-mod card_search;
-pub use card_search::*;
-mod collections;
-pub use collections::*;
     let alice = user("alice");
     repos.users.insert(&alice).await?;
     assert_eq!(repos.users.find_by_id(alice.id).await?, Some(alice.clone()));
@@ -829,12 +835,7 @@ pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
             .legalities
             .get("standard")
             .map(Vec::as_slice),
-        Some(
-            &[LegalityChange {
-                from: at,
-                status: Legality::Legal
-            }][..]
-        )
+        Some(&[LegalityChange::recorded(at, Legality::Legal)][..])
     );
     // Only the game's formats are recorded.
     let mut odd = plain.clone();
@@ -891,14 +892,8 @@ pub async fn imports_record_each_legality_change_once(repos: &Repositories) -> O
     assert_eq!(
         facts.legalities["modern"],
         [
-            LegalityChange {
-                from: first,
-                status: Legality::Legal
-            },
-            LegalityChange {
-                from: third,
-                status: Legality::Banned
-            },
+            LegalityChange::recorded(first, Legality::Legal),
+            LegalityChange::recorded(third, Legality::Banned),
         ]
     );
     assert_eq!(facts.legalities["standard"].len(), 1);
@@ -946,6 +941,134 @@ pub async fn operators_record_legality_changes_from_a_date(repos: &Repositories)
             .record_legality("mtg", id, "oldschool", Legality::Banned, ban)
             .await
             .is_err()
+    );
+    Ok(())
+}
+
+/// Every shipped change (`data/mtg/banned-and-restricted.tsv`, loaded by a migration into
+/// PostgreSQL and read by the memory store) is in the history of the card it names, once the
+/// card is imported, with the status it replaced.
+pub async fn shipped_history_joins_every_card_it_names(repos: &Repositories) -> Outcome {
+    use deckhand_domain::catalog::history::announcements_by_name;
+    let shipped = announcements_by_name("mtg");
+    let entries: Vec<CatalogEntry> = shipped
+        .values()
+        .map(|changes| {
+            let mut entry = printing(Uuid::new_v4(), &changes[0].card, "tst", "1");
+            entry.legalities = std::sync::Arc::new(BTreeMap::new());
+            entry
+        })
+        .collect();
+    let ids: Vec<Uuid> = entries.iter().map(|entry| entry.printing.card_id).collect();
+    repos
+        .catalog
+        .upsert("mtg", &entries, datetime!(2021-01-01 00:00 UTC))
+        .await?;
+    let facts = facts_by_name(repos, &ids).await?;
+    assert_eq!(facts.len(), shipped.len());
+    let mut seen = 0;
+    for changes in shipped.values() {
+        let card = &facts[&changes[0].card];
+        for change in changes {
+            assert!(
+                card.legalities[&change.format].contains(&change.record()),
+                "{change:?} in {card:?}"
+            );
+            seen += 1;
+        }
+        let records: usize = card.legalities.values().map(Vec::len).sum();
+        assert_eq!(records, changes.len(), "only the shipped records: {card:?}");
+    }
+    assert_eq!(seen, 90);
+    Ok(())
+}
+
+/// An import stamps what it brings with the file's day and records only what differs from the
+/// status in force that day (shipped changes included); a printing released after that day
+/// says nothing of its card's legality; a second import of the same file records nothing.
+pub async fn imports_record_what_differs_on_the_files_day(repos: &Repositories) -> Outcome {
+    let day = datetime!(2019-04-01 00:00 UTC);
+    let with = |name: &str, statuses: &[(&str, &str)]| {
+        let mut entry = printing(Uuid::new_v4(), name, "tst", "1");
+        entry.released_at = Some(time::macros::date!(2012 - 01 - 01));
+        entry.legalities = std::sync::Arc::new(
+            statuses
+                .iter()
+                .map(|(format, status)| ((*format).to_owned(), (*status).to_owned()))
+                .collect(),
+        );
+        entry
+    };
+    let kci = with("Krark-Clan Ironworks", &[("modern", "banned")]);
+    let looting = with(
+        "Faithless Looting",
+        &[("modern", "legal"), ("pauper", "legal")],
+    );
+    let mut hogaak = with("Hogaak, Arisen Necropolis", &[("modern", "not_legal")]);
+    hogaak.released_at = Some(time::macros::date!(2019 - 06 - 14));
+    let entries = [kci.clone(), looting.clone(), hogaak.clone()];
+    let ids: Vec<Uuid> = entries.iter().map(|entry| entry.printing.card_id).collect();
+    repos.catalog.upsert("mtg", &entries, day).await?;
+    let first = facts_by_name(repos, &ids).await?;
+    repos.catalog.upsert("mtg", &entries, day).await?;
+    let again = facts_by_name(repos, &ids).await?;
+    assert_eq!(again, first, "a second import records nothing");
+
+    let kci = &first["Krark-Clan Ironworks"];
+    // Banned on the file's day already, as the shipped change says: nothing to record.
+    assert_eq!(kci.legalities["modern"].len(), 1);
+    assert_eq!(
+        kci.legality("modern", datetime!(2019-01-24 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    assert_eq!(
+        kci.legality("modern", datetime!(2019-01-26 00:00 UTC)),
+        Some(Legality::Banned)
+    );
+    let looting = &first["Faithless Looting"];
+    assert_eq!(
+        looting.legality("modern", datetime!(2019-08-29 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    assert_eq!(
+        looting.legality("modern", datetime!(2019-08-31 00:00 UTC)),
+        Some(Legality::Banned)
+    );
+    assert_eq!(
+        looting.legality("pauper", datetime!(2020-06-01 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    // Not yet released on the file's day: only the shipped change speaks.
+    let hogaak = &first["Hogaak, Arisen Necropolis"];
+    assert_eq!(hogaak.legalities["modern"].len(), 1);
+    assert_eq!(
+        hogaak.legality("modern", datetime!(2019-07-01 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    assert_eq!(hogaak.legality("standard", day), None);
+
+    // An operator's later record keeps its place when the old file comes again.
+    repos
+        .catalog
+        .record_legality(
+            "mtg",
+            looting.card_id,
+            "pauper",
+            Legality::Banned,
+            datetime!(2024-01-01 00:00 UTC),
+        )
+        .await?;
+    repos.catalog.upsert("mtg", &entries, day).await?;
+    let after = facts_by_name(repos, &ids).await?;
+    let looting = &after["Faithless Looting"];
+    assert_eq!(looting.legalities["pauper"].len(), 2);
+    assert_eq!(
+        looting.legality("pauper", datetime!(2024-06-01 00:00 UTC)),
+        Some(Legality::Banned)
+    );
+    assert_eq!(
+        looting.legality("pauper", datetime!(2023-06-01 00:00 UTC)),
+        Some(Legality::Legal)
     );
     Ok(())
 }
@@ -3856,6 +3979,7 @@ mod tests {
             include_str!("contract.rs"),
             include_str!("contract/events.rs"),
             include_str!("contract/webhooks.rs"),
+            include_str!("contract/collections.rs"),
         ]
         .concat();
         let Some((before, rest)) = source.split_once("// suite: start") else {

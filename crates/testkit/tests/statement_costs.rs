@@ -60,6 +60,7 @@ async fn a_format_check_costs_at_most_two_statements() {
         "mtg",
         Source::Scryfall,
         Path::new(&printings),
+        Some(time::macros::date!(2019 - 04 - 01)),
     )
     .await
     .expect("import the decks' cards");

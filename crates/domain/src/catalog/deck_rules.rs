@@ -88,10 +88,36 @@ impl CardTextRules {
 }
 
 /// One record of a card's legality history: `status` from `from` on (until the next record).
+/// A record of an announcement (the shipped history) also says the status it replaced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LegalityChange {
     pub from: OffsetDateTime,
     pub status: Legality,
+    /// The status before `from`, as an announcement states it; `None` for imported and
+    /// operator records.
+    pub before: Option<Legality>,
+}
+
+impl LegalityChange {
+    /// A record an import or an operator made (no "before").
+    pub fn recorded(from: OffsetDateTime, status: Legality) -> Self {
+        Self {
+            from,
+            status,
+            before: None,
+        }
+    }
+}
+
+/// The status the records of `history` (oldest first) put in force at `at`: the last one
+/// from at or before it; `None` when every record is later. Imports compare with this, so
+/// that a file records only what differs from what was in force on its day.
+pub fn recorded_at(history: &[LegalityChange], at: OffsetDateTime) -> Option<Legality> {
+    history
+        .iter()
+        .rev()
+        .find(|change| change.from <= at)
+        .map(|change| change.status)
 }
 
 /// Everything a check knows of a card.
@@ -108,16 +134,16 @@ pub struct CardFacts {
 }
 
 impl CardFacts {
-    /// The legality in force in `format` at `as_of`: the last record from before it, or the
-    /// first record when `as_of` precedes them all; `None` when the format has no record.
+    /// The legality in force in `format` at `as_of`: the last record from at or before it;
+    /// when `as_of` precedes them all, the first record's "before" (an announcement's), or
+    /// else its status; `None` when the format has no record (unknown, not illegal).
     pub fn legality(&self, format: &str, as_of: OffsetDateTime) -> Option<Legality> {
         let history = self.legalities.get(format)?;
-        history
-            .iter()
-            .rev()
-            .find(|change| change.from <= as_of)
-            .or_else(|| history.first())
-            .map(|change| change.status)
+        recorded_at(history, as_of).or_else(|| {
+            history
+                .first()
+                .map(|first| first.before.unwrap_or(first.status))
+        })
     }
 
     /// The front face's type line (a multi-face card's first part).

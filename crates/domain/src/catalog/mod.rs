@@ -3,6 +3,7 @@
 //! identifiers into printings ([`CatalogService::resolve`]).
 
 pub mod deck_rules;
+pub mod history;
 mod index;
 mod model;
 pub mod ports;

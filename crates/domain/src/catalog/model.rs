@@ -179,6 +179,15 @@ impl CatalogEntry {
         )
     }
 
+    /// Whether this printing's legalities speak for its card in a file made on `file_day`:
+    /// a printing released after the file was made carries what the file could not know yet
+    /// (a card not yet released is `not_legal` everywhere), so an import records no legality
+    /// from it. An unknown release date speaks.
+    pub fn speaks_for_legality(&self, file_day: time::OffsetDateTime) -> bool {
+        self.released_at
+            .is_none_or(|released| released <= file_day.date())
+    }
+
     /// The front face's name: the first face, or the whole name for a single-face card.
     pub fn front_face_name(&self) -> &str {
         self.face_names

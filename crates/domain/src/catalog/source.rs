@@ -357,3 +357,37 @@ fn parse_date(text: Option<&str>) -> Result<Option<time::Date>, RecordError> {
     })
     .transpose()
 }
+
+/// The day a Scryfall bulk file was made, as its name says (`default-cards-20240515091234.json`,
+/// gzipped or not): the eight digits after the last `-`. `None` for any other name.
+pub fn scryfall_file_day(file_name: &str) -> Option<time::Date> {
+    let stamp = file_name.rsplit('-').next()?;
+    let digits: String = stamp.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 8 {
+        return None;
+    }
+    let format = time::macros::format_description!("[year][month][day]");
+    time::Date::parse(&digits[..8], format).ok()
+}
+
+#[cfg(test)]
+mod file_day_tests {
+    use time::macros::date;
+
+    use super::scryfall_file_day;
+
+    #[test]
+    fn a_bulk_file_name_says_its_day() {
+        assert_eq!(
+            scryfall_file_day("default-cards-20240515091234.json"),
+            Some(date!(2024 - 05 - 15))
+        );
+        assert_eq!(
+            scryfall_file_day("all-cards-20190401000000.json.gz"),
+            Some(date!(2019 - 04 - 01))
+        );
+        assert_eq!(scryfall_file_day("default-cards-2019.jsonl.gz"), None);
+        assert_eq!(scryfall_file_day("cards.json"), None);
+        assert_eq!(scryfall_file_day("default-cards-20241399000000.json"), None);
+    }
+}

@@ -90,10 +90,10 @@ fn card(id: &str, name: &str, type_line: &str, identity: &str, legal: [&str; 6])
             .map(|(format, status)| {
                 (
                     (*format).to_owned(),
-                    vec![LegalityChange {
-                        from: datetime!(2019-06-01 00:00 UTC),
-                        status: Legality::parse(status).unwrap(),
-                    }],
+                    vec![LegalityChange::recorded(
+                        datetime!(2019-06-01 00:00 UTC),
+                        Legality::parse(status).unwrap(),
+                    )],
                 )
             })
             .collect(),
@@ -569,14 +569,8 @@ fn legality_as_of_a_date_follows_the_history() {
     pod.legalities.insert(
         "modern".into(),
         vec![
-            LegalityChange {
-                from: datetime!(2019-06-01 00:00 UTC),
-                status: Legality::Legal,
-            },
-            LegalityChange {
-                from: datetime!(2020-01-01 00:00 UTC),
-                status: Legality::Banned,
-            },
+            LegalityChange::recorded(datetime!(2019-06-01 00:00 UTC), Legality::Legal),
+            LegalityChange::recorded(datetime!(2020-01-01 00:00 UTC), Legality::Banned),
         ],
     );
     assert_eq!(

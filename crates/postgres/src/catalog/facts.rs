@@ -83,21 +83,31 @@ impl FormatRulesRow {
     }
 }
 
-/// The columns of a [`FactsRow`], over `catalog_cards c`.
+/// The columns of a [`FactsRow`], over `catalog_cards c`. A card's history is its own records
+/// (`card_legalities`) with the announced changes of its name (`legality_announcements`); at
+/// the same time an announcement comes first, so the card's own record speaks.
 macro_rules! facts_select {
     () => {
         "SELECT c.card_id, c.name, c.type_line, c.color_identity,
        coalesce(r.any_number, false) AS any_number, r.copies_max,
        coalesce(r.can_be_commander, false) AS can_be_commander,
        coalesce(h.formats, '{}') AS formats, coalesce(h.statuses, '{}') AS statuses,
-       coalesce(h.valid_froms, '{}') AS valid_froms
+       coalesce(h.valid_froms, '{}') AS valid_froms, coalesce(h.befores, '{}') AS befores
 FROM catalog_cards c
 LEFT JOIN card_text_rules r ON r.game = c.game AND r.name_key = c.name_key
 LEFT JOIN LATERAL (
-    SELECT array_agg(l.format ORDER BY l.format, l.valid_from) AS formats,
-           array_agg(l.status ORDER BY l.format, l.valid_from) AS statuses,
-           array_agg(l.valid_from ORDER BY l.format, l.valid_from) AS valid_froms
-    FROM card_legalities l WHERE l.game = c.game AND l.card_id = c.card_id
+    SELECT array_agg(l.format ORDER BY l.format, l.valid_from, l.rank) AS formats,
+           array_agg(l.status ORDER BY l.format, l.valid_from, l.rank) AS statuses,
+           array_agg(l.valid_from ORDER BY l.format, l.valid_from, l.rank) AS valid_froms,
+           array_agg(l.status_before ORDER BY l.format, l.valid_from, l.rank) AS befores
+    FROM (
+        SELECT o.format, o.valid_from, o.status, NULL::text AS status_before, 1 AS rank
+        FROM card_legalities o WHERE o.game = c.game AND o.card_id = c.card_id
+        UNION ALL
+        SELECT a.format, a.effective::timestamp AT TIME ZONE 'UTC', a.status_after,
+               a.status_before, 0
+        FROM legality_announcements a WHERE a.game = c.game AND a.name_key = c.name_key
+    ) l
 ) h ON true
 WHERE c.game = $1"
     };
@@ -131,6 +141,8 @@ pub(super) struct FactsRow {
     statuses: Vec<String>,
     #[diesel(sql_type = Array<Timestamptz>)]
     valid_froms: Vec<OffsetDateTime>,
+    #[diesel(sql_type = Array<Nullable<Text>>)]
+    befores: Vec<Option<String>>,
 }
 
 impl FactsRow {
@@ -141,18 +153,24 @@ impl FactsRow {
             (false, None) => CopyAllowance::Format,
         };
         let mut legalities: BTreeMap<String, Vec<LegalityChange>> = BTreeMap::new();
-        for ((format, status), from) in self
+        let parse = |status: &str| {
+            Legality::parse(status)
+                .with_context(|| format!("card {} has legality {status:?}", self.card_id))
+        };
+        for (((format, status), from), before) in self
             .formats
             .into_iter()
             .zip(self.statuses)
             .zip(self.valid_froms)
+            .zip(self.befores)
         {
-            let status = Legality::parse(&status)
-                .with_context(|| format!("card {} has legality {status:?}", self.card_id))?;
-            legalities
-                .entry(format)
-                .or_default()
-                .push(LegalityChange { from, status });
+            let status = parse(&status)?;
+            let before = before.as_deref().map(parse).transpose()?;
+            legalities.entry(format).or_default().push(LegalityChange {
+                from,
+                status,
+                before,
+            });
         }
         Ok(CardFacts {
             card_id: self.card_id,
@@ -183,17 +201,27 @@ pub(super) async fn load_facts(
         .collect()
 }
 
-/// Adds a history row for each (card, format of the game) whose status differs from the
-/// card's last row in that format.
+/// Adds a history row, from the file's day `$5`, for each (card, format of the game) whose
+/// status differs from the one in force that day: the card's last record or announced change
+/// (of its name) from at or before it (`deckhand_domain::formats::recorded_at`).
 const RECORD_IMPORTED_LEGALITIES: &str = "\
 INSERT INTO card_legalities (game, card_id, format, valid_from, status, source)
 SELECT $1, k.card_id, k.format, $5, k.status, 'import'
 FROM unnest($2::uuid[], $3::text[], $4::text[]) AS k(card_id, format, status)
 JOIN formats f ON f.game = $1 AND f.slug = k.format
+JOIN catalog_cards c ON c.game = $1 AND c.card_id = k.card_id
 WHERE k.status IS DISTINCT FROM (
-    SELECT l.status FROM card_legalities l
-    WHERE l.game = $1 AND l.card_id = k.card_id AND l.format = k.format
-    ORDER BY l.valid_from DESC LIMIT 1
+    SELECT h.status FROM (
+        SELECT l.valid_from AS at, l.status, 1 AS rank FROM card_legalities l
+        WHERE l.game = $1 AND l.card_id = k.card_id AND l.format = k.format
+          AND l.valid_from <= $5
+        UNION ALL
+        SELECT a.effective::timestamp AT TIME ZONE 'UTC', a.status_after, 0
+        FROM legality_announcements a
+        WHERE a.game = $1 AND a.name_key = c.name_key AND a.format = k.format
+          AND a.effective::timestamp AT TIME ZONE 'UTC' <= $5
+    ) h
+    ORDER BY h.at DESC, h.rank DESC LIMIT 1
 )
 ON CONFLICT (game, card_id, format, valid_from)
 DO UPDATE SET status = excluded.status, source = excluded.source";
@@ -209,16 +237,18 @@ ON CONFLICT (game, name_key) DO UPDATE SET any_number = excluded.any_number,
 const DELETE_TEXT_RULES: &str =
     "DELETE FROM card_text_rules WHERE game = $1 AND name_key = ANY($2::text[])";
 
-/// Records the legalities and rules-text clauses of `cards` (one entry per card, the last of
-/// the batch) imported at `imported_at`.
+/// Records the rules-text clauses of `cards` (one entry per card, the last of the batch) and
+/// the legalities of `speaking` (per card, the last entry that speaks for its legality) from
+/// the file's day `imported_at`.
 pub(super) async fn record_imported(
     conn: &mut AsyncPgConnection,
     game: &str,
     cards: &[&CatalogEntry],
+    speaking: &[&CatalogEntry],
     imported_at: OffsetDateTime,
 ) -> anyhow::Result<()> {
     let (mut ids, mut formats, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
-    for entry in cards {
+    for entry in speaking {
         for (format, status) in entry.legalities.iter() {
             if Legality::parse(status).is_some() {
                 ids.push(entry.printing.card_id);

@@ -1,0 +1,1 @@
+DROP TABLE legality_announcements;
