@@ -7,6 +7,7 @@
 
 pub mod authentication;
 pub mod catalog;
+pub mod collections;
 pub mod decks;
 pub mod error;
 pub mod events;

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 pub use crate::catalog::ports::CatalogRepository;
+pub use crate::collections::ports::CollectionRepository;
 pub use crate::decks::ports::DeckRepository;
 pub use crate::events::ports::EventRepository;
 pub use crate::idempotency::ports::IdempotencyRepository;
@@ -45,4 +46,5 @@ pub struct Repositories {
     /// What the store prunes, one job per kind of record (see [`crate::pruning`]).
     pub prune_jobs: Vec<PruneJob>,
     pub webhooks: Arc<dyn WebhookRepository>,
+    pub collections: Arc<dyn CollectionRepository>,
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::authentication::Authenticator;
 use crate::catalog::CatalogService;
+use crate::collections::CollectionService;
 use crate::decks::DeckService;
 use crate::decks::export::ExportService;
 use crate::events::EventService;
@@ -35,6 +36,8 @@ pub struct Services {
     /// Deletes what no longer matters, in small batches (run on a timer by every instance).
     pub pruning: PruneService,
     pub webhooks: WebhookService,
+    /// Users' collections, and what a deck needs from one.
+    pub collections: CollectionService,
     /// The store's liveness, for `/readyz` and `/metrics`.
     pub health: Arc<dyn StoreHealth>,
     pub system: SystemPorts,
@@ -58,6 +61,7 @@ impl Services {
             events,
             prune_jobs,
             webhooks,
+            collections,
         } = repositories;
         let catalog_repository = catalog;
         let catalog = CatalogService::new(catalog_repository.clone());
@@ -106,6 +110,12 @@ impl Services {
                 },
             ),
             export: ExportService::new(deck_service.clone(), catalog.clone()),
+            collections: CollectionService::new(
+                collections,
+                catalog.clone(),
+                deck_service.clone(),
+                system.clone(),
+            ),
             formats: FormatService::new(
                 catalog.clone(),
                 catalog_repository,

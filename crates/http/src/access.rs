@@ -56,6 +56,27 @@ impl Rule for WriteSideboards {
     const RULE: AccessRule = AccessRule::Authenticated(Scope::SideboardsWrite);
 }
 
+/// A user's own collection (list, export): `collection:read`, with a user identity.
+pub(crate) enum ReadCollection {}
+
+impl Rule for ReadCollection {
+    const RULE: AccessRule = AccessRule::UserWith(&[Scope::CollectionRead]);
+}
+
+/// Collection writes (PATCH, import): `collection:write`, with a user identity.
+pub(crate) enum WriteCollection {}
+
+impl Rule for WriteCollection {
+    const RULE: AccessRule = AccessRule::UserWith(&[Scope::CollectionWrite]);
+}
+
+/// What a deck needs from the caller's collection: `decks:read` and `collection:read`.
+pub(crate) enum DeckNeeds {}
+
+impl Rule for DeckNeeds {
+    const RULE: AccessRule = AccessRule::UserWith(&[Scope::CollectionRead, Scope::DecksRead]);
+}
+
 /// The events feed: any authenticated caller; its scopes decide which events it sees.
 pub(crate) enum ReadEvents {}
 

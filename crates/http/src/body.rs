@@ -95,7 +95,10 @@ pub(crate) async fn within_body_timeout<T>(
         .unwrap_or_else(|_| Err(ApiError::request_timeout()))
 }
 
-async fn read_bytes(request: &HttpRequest, payload: &mut Payload) -> Result<Bytes, ApiError> {
+pub(crate) async fn read_bytes(
+    request: &HttpRequest,
+    payload: &mut Payload,
+) -> Result<Bytes, ApiError> {
     // The app's PayloadConfig sets the limit; overflow (by Content-Length or by counting)
     // comes back as an error whose response is a 413.
     within_body_timeout(

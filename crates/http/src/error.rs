@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use deckhand_domain::catalog::Unresolved;
+use deckhand_domain::collections::{ImportError, NeedsError, PatchCollectionError};
 use deckhand_domain::decks::{
     CardStatsError, CreateDeckError, ExportPayloadError, FindDeckError, ForkError, ListDecksError,
     PutGuideError, RollbackError, SaveDeckError,
@@ -590,6 +591,34 @@ impl From<CardStatsError> for ApiError {
             }
             CheckError::NotFound => Self::not_found(),
             CheckError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<PatchCollectionError> for ApiError {
+    fn from(error: PatchCollectionError) -> Self {
+        match error {
+            PatchCollectionError::Invalid(violations) => violations.into(),
+            PatchCollectionError::Unresolved(items) => Self::unresolved("changes", items),
+            PatchCollectionError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<ImportError> for ApiError {
+    fn from(error: ImportError) -> Self {
+        match error {
+            ImportError::Invalid(violations) => violations.into(),
+            ImportError::Unexpected(error) => Self::unexpected(error),
+        }
+    }
+}
+
+impl From<NeedsError> for ApiError {
+    fn from(error: NeedsError) -> Self {
+        match error {
+            NeedsError::NotFound => Self::not_found(),
+            NeedsError::Unexpected(error) => Self::unexpected(error),
         }
     }
 }

@@ -23,7 +23,7 @@ use crate::OAUTH_BASE;
 #[openapi(
     info(
         title = "Deckhand public API",
-        version = "1.3.0",
+        version = "1.4.0",
         description = "Decks, sideboard guides and cards for partners, OAuth clients and players. \
             Versioning: additions are minor versions and clients must ignore unknown fields; \
             anything removed or changed gets a new path prefix (`/api/public/v2`). Deprecated \
@@ -121,6 +121,10 @@ impl Modify for SecuritySchemes {
 
 fn scope_description(scope: Scope) -> &'static str {
     match scope {
+        Scope::CollectionRead => {
+            "Read the caller's card collection, its export, and what a deck needs from it"
+        }
+        Scope::CollectionWrite => "Change, import into and replace the caller's card collection",
         Scope::DecksRead => "Read decks (and the caller's own unlisted and private ones)",
         Scope::DecksWrite => "Create, edit, roll back and like decks; write strategy guides",
         Scope::SideboardsRead => "Read sideboard guides",
@@ -744,7 +748,7 @@ mod tests {
     }
 
     /// Bodies parsed by hand rather than through `Body<T>`: the OAuth server's forms.
-    const FORMS_PARSED_BY_HAND: [&str; 3] = ["token", "introspect", "revoke"];
+    const FORMS_PARSED_BY_HAND: [&str; 4] = ["token", "introspect", "revoke", "import_collection"];
 
     /// The document says what each handler reads: the body schema is the type its `Body<T>`
     /// decodes (with names unique, that name is that type), and an operation documents a
@@ -820,6 +824,9 @@ mod tests {
                 "ReadSideboards" => (false, serde_json::json!(["sideboards:read"])),
                 "WriteSideboards" => (false, serde_json::json!(["sideboards:write"])),
                 "ReadEvents" => (false, serde_json::json!([])),
+                "ReadCollection" => (false, serde_json::json!(["collection:read"])),
+                "WriteCollection" => (false, serde_json::json!(["collection:write"])),
+                "DeckNeeds" => (false, serde_json::json!(["collection:read", "decks:read"])),
                 other => panic!("{}: unknown rule {other}", handler.file),
             };
             let has_anonymous = security

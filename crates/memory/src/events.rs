@@ -83,6 +83,10 @@ fn subject(state: &State, kind: SubjectKind, id: Uuid) -> Option<SubjectAccess> 
                 is_archived: guide.is_archived,
             }),
         SubjectKind::Catalog => None,
+        // A collection is its owner's, and never goes away.
+        SubjectKind::Collection => Some(SubjectAccess::collection(
+            deckhand_domain::identity::UserId(id),
+        )),
     }
 }
 

@@ -7,6 +7,7 @@
 //! only in synchronous sections so it is never held across an `.await`.
 
 mod catalog;
+mod collections;
 mod decks;
 mod events;
 mod health;
@@ -40,6 +41,7 @@ struct State {
     idempotency: idempotency::Tables,
     events: events::Tables,
     webhooks: webhooks::Tables,
+    collections: collections::Tables,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -204,5 +206,6 @@ pub fn repositories() -> Repositories {
         events,
         prune_jobs,
         webhooks,
+        collections: Arc::new(collections::MemoryCollections(store.clone())),
     }
 }

@@ -370,6 +370,16 @@ fn scan_statement(query: &FeedQuery) -> Statement {
             "(e.subject_kind = '{kind}' AND {alias}.id IS NOT NULL AND {rule})"
         ));
     }
+    if let Some(owner) = reader.collection_viewer {
+        // A collection has no row of its own to judge: its read state is private to the owner
+        // its id names (`SubjectAccess::collection`), judged by the same read rule.
+        let owner = conditions.param(Bind::Uuid(owner.0));
+        subjects.push_str(COLLECTION_SUBJECT);
+        let rule = readable_sql("c", Reach::ById, Some(&owner));
+        readable.push(format!(
+            "(e.subject_kind = 'collection' AND c.owner_id IS NOT NULL AND {rule})"
+        ));
+    }
     let limit = conditions.param(Bind::Int(i64::from(query.limit) + 1));
     conditions.statement(format!(
         "WITH scan_window AS MATERIALIZED (SELECT count(*) AS scanned, max(w.sequence) AS \
@@ -389,12 +399,17 @@ fn scan_statement(query: &FeedQuery) -> Statement {
     ))
 }
 
-/// The table of the subjects of `kind`; the catalog has none.
+/// The read state of a collection event's subject `c`, as `SubjectAccess::collection` states
+/// it: private to the user its id names.
+const COLLECTION_SUBJECT: &str = " LEFT JOIN LATERAL (SELECT 'private'::text AS visibility, \
+     e.subject_id AS owner_id, false AS is_archived WHERE e.subject_kind = 'collection') c ON true";
+
+/// The table of the subjects of `kind`; the catalog and collections have none.
 fn subject_table(kind: SubjectKind) -> Option<&'static str> {
     match kind {
         SubjectKind::Deck => Some("decks"),
         SubjectKind::SideboardGuide => Some("sideboard_guides"),
-        SubjectKind::Catalog => None,
+        SubjectKind::Catalog | SubjectKind::Collection => None,
     }
 }
 
@@ -772,15 +787,15 @@ impl EventRepository for PgEvents {
             format!(
                 "SELECT e.sequence, e.id, e.type AS type_, e.game, e.occurred_at, e.subject_id, \
                  e.actor_user_id, e.actor_partner, e.data, \
-                 coalesce(d.visibility, g.visibility) AS subject_visibility, \
-                 coalesce(d.owner_id, g.owner_id) AS subject_owner, \
-                 coalesce(d.is_archived, g.is_archived) AS subject_archived, named.* \
+                 coalesce(d.visibility, g.visibility, c.visibility) AS subject_visibility, \
+                 coalesce(d.owner_id, g.owner_id, c.owner_id) AS subject_owner, \
+                 coalesce(d.is_archived, g.is_archived, c.is_archived) AS subject_archived, named.* \
                  FROM events e \
                  LEFT JOIN LATERAL (SELECT visibility, owner_id, is_archived FROM decks \
                  WHERE e.subject_kind = 'deck' AND id = e.subject_id OFFSET 0) d ON true \
                  LEFT JOIN LATERAL (SELECT visibility, owner_id, is_archived FROM sideboard_guides \
                  WHERE e.subject_kind = 'sideboard_guide' AND id = e.subject_id OFFSET 0) g ON true\
-                 {} WHERE e.sequence > $1 AND e.sequence <= $2 ORDER BY e.sequence",
+                 {COLLECTION_SUBJECT}{} WHERE e.sequence > $1 AND e.sequence <= $2 ORDER BY e.sequence",
                 named_deck_join("e")
             ),
             vec![Bind::Int(after), Bind::Int(through)],
@@ -805,6 +820,9 @@ impl EventRepository for PgEvents {
 
     #[tracing::instrument(level = "debug", skip_all)]
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
+        if kind == SubjectKind::Collection {
+            return Ok(Some(SubjectAccess::collection(UserId(id))));
+        }
         let Some(table) = subject_table(kind) else {
             return Ok(None);
         };

@@ -10,6 +10,7 @@
 //! private helpers that take `&mut AsyncPgConnection` so they compose.
 
 mod catalog;
+mod collections;
 mod decks;
 mod ended_sessions;
 mod error;
@@ -108,6 +109,7 @@ fn repositories_and_events(pool: Pool, listen: &Pool) -> (Repositories, Arc<even
         events,
         prune_jobs,
         webhooks,
+        collections: Arc::new(collections::PgCollections::new(pool.clone())),
         health: Arc::new(health::PgHealth {
             pool,
             statement_timeout: None,

@@ -24,6 +24,7 @@ fn everything_for(viewer: deckhand_domain::identity::UserId, after: i64) -> Feed
             viewer: Some(viewer),
             deck_events: true,
             guide_events: true,
+            collection_viewer: None,
         },
     }
 }

@@ -21,6 +21,8 @@ pub enum SubjectKind {
     Deck,
     SideboardGuide,
     Catalog,
+    /// A user's collection of a game; its id is the owner's user id.
+    Collection,
 }
 
 impl SubjectKind {
@@ -29,6 +31,7 @@ impl SubjectKind {
             Self::Deck => "deck",
             Self::SideboardGuide => "sideboard_guide",
             Self::Catalog => "catalog",
+            Self::Collection => "collection",
         }
     }
 }
@@ -75,6 +78,7 @@ event_types! {
     GuideMatchupUpdated => "sideboard_guide.matchup_updated", SideboardGuide;
     GuideMatchupDeleted => "sideboard_guide.matchup_deleted", SideboardGuide;
     CatalogImported => "catalog.imported", Catalog;
+    CollectionUpdated => "collection.updated", Collection;
     WebhookPing => "webhook.ping", Catalog;
 }
 

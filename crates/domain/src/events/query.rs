@@ -74,6 +74,17 @@ pub struct SubjectAccess {
     pub is_archived: bool,
 }
 
+impl SubjectAccess {
+    /// A collection's read state: private to its owner, never archived.
+    pub const fn collection(owner: UserId) -> Self {
+        Self {
+            visibility: Visibility::Private,
+            owner,
+            is_archived: false,
+        }
+    }
+}
+
 /// Who reads the feed: an event is theirs when they could read its subject through the
 /// resource endpoints now (by id: archived subjects stay readable) and hold the read scope of
 /// its kind; catalog events are everyone's. Missing scopes leave events out, never refuse.
@@ -82,6 +93,9 @@ pub struct FeedReader {
     pub viewer: Option<UserId>,
     pub deck_events: bool,
     pub guide_events: bool,
+    /// The user whose collection events are listed: a caller with a user identity (a partner
+    /// acting alone has no collection) and `collection:read`; `None` lists none.
+    pub collection_viewer: Option<UserId>,
 }
 
 impl FeedReader {
@@ -91,6 +105,11 @@ impl FeedReader {
             viewer: principal.acting_user(),
             deck_events: principal.scopes.contains(Scope::DecksRead),
             guide_events: principal.scopes.contains(Scope::SideboardsRead),
+            collection_viewer: principal
+                .user
+                .as_ref()
+                .filter(|_| principal.scopes.contains(Scope::CollectionRead))
+                .map(|user| user.id),
         }
     }
 
@@ -105,6 +124,7 @@ impl FeedReader {
             SubjectKind::Deck => self.deck_events,
             SubjectKind::SideboardGuide => self.guide_events,
             SubjectKind::Catalog => true,
+            SubjectKind::Collection => self.collection_viewer.is_some(),
         }
     }
 
@@ -125,6 +145,13 @@ impl FeedReader {
                 SubjectKind::Deck | SubjectKind::SideboardGuide => subject.is_some_and(|subject| {
                     self.rule()
                         .admits(subject.visibility, subject.owner, subject.is_archived)
+                }),
+                SubjectKind::Collection => subject.is_some_and(|subject| {
+                    Readable::by_id(self.collection_viewer).admits(
+                        subject.visibility,
+                        subject.owner,
+                        subject.is_archived,
+                    )
                 }),
             }
     }

@@ -104,6 +104,9 @@ pub enum AccessRule {
     Authenticated(Scope),
     /// Any authenticated caller; its scopes decide what it sees (the events feed).
     SignedIn,
+    /// A caller with a user identity (a partner acting alone has none: 401) holding every one
+    /// of the scopes; lacking any, the 403 names them all (a user's own collection).
+    UserWith(&'static [Scope]),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -171,14 +174,20 @@ impl Principal {
     /// Checks `rule` for an endpoint of `game` (`None` for endpoints outside any game).
     /// Order: credentials, then the partner's game scopes, then the scope.
     pub fn authorize(&self, rule: AccessRule, game: Option<&str>) -> Result<(), AccessDenied> {
-        let scope = match rule {
+        let required: &[Scope] = match rule {
             AccessRule::Open => return Ok(()),
             AccessRule::AnonymousOr(_) if self.is_anonymous() => return Ok(()),
             AccessRule::Authenticated(_) | AccessRule::SignedIn if self.is_anonymous() => {
                 return Err(AccessDenied::AuthenticationRequired);
             }
-            AccessRule::AnonymousOr(scope) | AccessRule::Authenticated(scope) => Some(scope),
-            AccessRule::SignedIn => None,
+            AccessRule::UserWith(_) if self.user.is_none() => {
+                return Err(AccessDenied::AuthenticationRequired);
+            }
+            AccessRule::AnonymousOr(ref scope) | AccessRule::Authenticated(ref scope) => {
+                std::slice::from_ref(scope)
+            }
+            AccessRule::UserWith(scopes) => scopes,
+            AccessRule::SignedIn => &[],
         };
         if let (Some(partner), Some(game)) = (&self.partner, game)
             && !partner.game_scopes.allows(game)
@@ -193,13 +202,18 @@ impl Principal {
                     .collect(),
             });
         }
-        match scope {
-            Some(scope) if !self.scopes.contains(scope) => Err(AccessDenied::InsufficientScope {
-                required: vec![scope.as_str().to_owned()],
-                granted: self.scopes.names(),
-            }),
-            _ => Ok(()),
+        if required.iter().all(|scope| self.scopes.contains(*scope)) {
+            return Ok(());
         }
+        let mut names: Vec<String> = required
+            .iter()
+            .map(|scope| scope.as_str().to_owned())
+            .collect();
+        names.sort();
+        Err(AccessDenied::InsufficientScope {
+            required: names,
+            granted: self.scopes.names(),
+        })
     }
 
     /// Rejects lanes an endpoint does not take (the probes are particular about theirs).
@@ -293,6 +307,33 @@ mod tests {
                 required: vec!["game:mtg".into()],
                 granted: vec!["game:lorcana".into()],
             })
+        );
+    }
+
+    #[test]
+    fn a_collection_needs_a_user_and_names_every_scope_it_lacks() {
+        const NEEDS: AccessRule = AccessRule::UserWith(&[Scope::DecksRead, Scope::CollectionRead]);
+        assert_eq!(
+            Principal::anonymous().authorize(NEEDS, Some("mtg")),
+            Err(AccessDenied::AuthenticationRequired)
+        );
+        let mut partner_alone = pat_principal("collection:read decks:read");
+        partner_alone.user = None;
+        partner_alone.partner = Some(partner(GameScopes::All));
+        assert_eq!(
+            partner_alone.authorize(NEEDS, Some("mtg")),
+            Err(AccessDenied::AuthenticationRequired)
+        );
+        assert_eq!(
+            pat_principal("decks:read").authorize(NEEDS, Some("mtg")),
+            Err(AccessDenied::InsufficientScope {
+                required: vec!["collection:read".into(), "decks:read".into()],
+                granted: vec!["decks:read".into()],
+            })
+        );
+        assert_eq!(
+            pat_principal("collection:read decks:read").authorize(NEEDS, Some("mtg")),
+            Ok(())
         );
     }
 

@@ -3,6 +3,8 @@ use std::collections::BTreeSet;
 /// The scope catalog. There is no hierarchy: `decks:write` does not imply `decks:read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
+    CollectionRead,
+    CollectionWrite,
     DecksRead,
     DecksWrite,
     SideboardsRead,
@@ -11,12 +13,14 @@ pub enum Scope {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown scope {0:?}; known scopes are decks:read, decks:write, sideboards:read, sideboards:write"
+    "unknown scope {0:?}; known scopes are collection:read, collection:write, decks:read, decks:write, sideboards:read, sideboards:write"
 )]
 pub struct UnknownScope(pub String);
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [
+    pub const ALL: [Scope; 6] = [
+        Scope::CollectionRead,
+        Scope::CollectionWrite,
         Scope::DecksRead,
         Scope::DecksWrite,
         Scope::SideboardsRead,
@@ -25,6 +29,8 @@ impl Scope {
 
     pub const fn as_str(self) -> &'static str {
         match self {
+            Self::CollectionRead => "collection:read",
+            Self::CollectionWrite => "collection:write",
             Self::DecksRead => "decks:read",
             Self::DecksWrite => "decks:write",
             Self::SideboardsRead => "sideboards:read",
@@ -102,6 +108,18 @@ mod tests {
             ["decks:read", "decks:write", "sideboards:read"]
         );
         assert_eq!(Scopes::parse_list("").unwrap(), Scopes::none());
+    }
+
+    #[test]
+    fn collection_scopes_sort_before_the_deck_scopes() {
+        let scopes = Scopes::parse_list("decks:read collection:write,collection:read").unwrap();
+        assert_eq!(
+            scopes.names(),
+            ["collection:read", "collection:write", "decks:read"]
+        );
+        for scope in Scope::ALL {
+            assert_eq!(Scope::parse(scope.as_str()), Ok(scope));
+        }
     }
 
     #[test]

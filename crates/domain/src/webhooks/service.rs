@@ -588,6 +588,8 @@ pub fn partner_alone(owner: &WebhookOwner) -> FeedReader {
         viewer: Some(owner.created_by),
         deck_events: owner.scopes.contains(Scope::DecksRead),
         guide_events: owner.scopes.contains(Scope::SideboardsRead),
+        // A partner acting alone has no collection: its endpoints get no collection events.
+        collection_viewer: None,
     }
 }
 

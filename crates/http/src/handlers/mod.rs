@@ -1,6 +1,7 @@
 //! One file per operation: extract, call one service method, map the result.
 
 pub(crate) mod cards;
+pub(crate) mod collections;
 pub(crate) mod decks;
 pub(crate) mod docs;
 pub(crate) mod events;

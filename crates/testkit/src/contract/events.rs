@@ -208,6 +208,7 @@ fn reader(viewer: UserId, deck_events: bool, guide_events: bool) -> FeedReader {
         viewer: Some(viewer),
         deck_events,
         guide_events,
+        collection_viewer: None,
     }
 }
 

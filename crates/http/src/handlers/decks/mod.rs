@@ -11,6 +11,7 @@ pub(crate) mod export;
 pub(crate) mod fork;
 pub(crate) mod guide;
 pub(crate) mod list;
+pub(crate) mod needs;
 pub(crate) mod rollback;
 pub(crate) mod update;
 pub(crate) mod versions;

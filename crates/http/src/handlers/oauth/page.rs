@@ -99,6 +99,10 @@ pub struct ScopeLine {
 /// What a scope lets an app do, in words a user reads before approving.
 fn describe(scope: Scope) -> &'static str {
     match scope {
+        Scope::CollectionRead => "See your card collection and what your decks still need from it",
+        Scope::CollectionWrite => {
+            "Change your card collection: add, remove, import and replace cards"
+        }
         Scope::DecksRead => {
             "See your decks, including private and unlisted ones, and their history and guides"
         }
