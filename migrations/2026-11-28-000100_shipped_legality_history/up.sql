@@ -79,7 +79,7 @@ FROM (VALUES
     ('2020-04-20', 'commander', 'Lutri, the Spellchaser', 'not_legal', 'banned', 'April 2020 Rules Update (Commander Rules Committee)', 'https://mtgcommander.net/index.php/2020/04/20/april-2020-rules-update/'),
     ('2020-05-18', 'legacy', 'Lurrus of the Dream-Den', 'legal', 'banned', 'May 18, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/may-18-2020-banned-and-restricted-announcement'),
     ('2020-05-18', 'legacy', 'Zirda, the Dawnwaker', 'legal', 'banned', 'May 18, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/may-18-2020-banned-and-restricted-announcement'),
-    ('2020-05-18', 'vintage', 'Lurrus of the Dream-Den', 'legal', 'banned', 'May 18, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/may-18-2020-banned-and-restricted-announcement'),
+    ('2020-05-18', 'vintage', 'Lurrus of the Dream-Den', 'legal', 'restricted', 'May 18, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/may-18-2020-banned-and-restricted-announcement'),
     ('2020-06-01', 'standard', 'Agent of Treachery', 'legal', 'banned', 'June 1, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/june-1-2020-banned-and-restricted-announcement'),
     ('2020-06-01', 'standard', 'Fires of Invention', 'legal', 'banned', 'June 1, 2020 Banned and Restricted Announcement', 'https://magic.wizards.com/en/articles/archive/news/june-1-2020-banned-and-restricted-announcement'),
     ('2020-06-10', 'legacy', 'Cleanse', 'legal', 'banned', 'Depictions of Racism in Magic', 'https://magic.wizards.com/en/articles/archive/news/depictions-racism-magic-2020-06-10'),
