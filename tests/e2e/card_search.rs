@@ -50,35 +50,53 @@ async fn scenario(app: &TestApp) {
     let (_, alice) = app.user_with_token("alice", "decks:read decks:write").await;
     let modern = "59b2f751-ebfb-5171-bef0-554ccfd0df1b";
     let decks = [
-        ("One", "public", json!([
+        (
+            "One",
+            "public",
+            json!([
             {"section": "mainboard", "quantity": 4, "name": "Siege Wurm"},
             {"section": "mainboard", "quantity": 20, "name": "Island"},
-            {"section": "sideboard", "quantity": 1, "name": "Lyra Dawnbringer"}])),
-        ("Two", "public", json!([
+            {"section": "sideboard", "quantity": 1, "name": "Lyra Dawnbringer"}]),
+        ),
+        (
+            "Two",
+            "public",
+            json!([
             {"section": "mainboard", "quantity": 2, "name": "Siege Wurm"},
-            {"section": "mainboard", "quantity": 3, "name": "Lyra Dawnbringer"}])),
-        ("Three", "public", json!([
+            {"section": "mainboard", "quantity": 3, "name": "Lyra Dawnbringer"}]),
+        ),
+        (
+            "Three",
+            "public",
+            json!([
             {"section": "mainboard", "quantity": 2, "name": "Lyra Dawnbringer"},
-            {"section": "maybeboard", "quantity": 3, "name": "Siege Wurm"}])),
-        ("Mine", "private", json!([
-            {"section": "mainboard", "quantity": 4, "name": "Siege Wurm"}])),
+            {"section": "maybeboard", "quantity": 3, "name": "Siege Wurm"}]),
+        ),
+        (
+            "Mine",
+            "private",
+            json!([
+            {"section": "mainboard", "quantity": 4, "name": "Siege Wurm"}]),
+        ),
     ];
     for (name, visibility, cards) in decks {
         let (status, _, record) = send(
             app.client
                 .post(app.api("/games/mtg/decks"))
                 .bearer_auth(&alice)
-                .json(&json!({"name": name, "visibility": [visibility], "format": modern,
-                              "cards": cards})),
+                .json(
+                    &json!({"name": name, "visibility": [visibility], "format": modern,
+                              "cards": cards}),
+                ),
         )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{record}");
     }
 
     let list = |query: String, token: Option<&str>| {
-        let mut request = app
-            .client
-            .get(app.api(&format!("/games/mtg/decks?sort=createdAt&order=asc&{query}")));
+        let mut request = app.client.get(app.api(&format!(
+            "/games/mtg/decks?sort=createdAt&order=asc&{query}"
+        )));
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
@@ -90,7 +108,11 @@ async fn scenario(app: &TestApp) {
     assert_eq!(page["pagination"]["total"], 2);
     assert_eq!(page["pagination"]["total_exact"], true);
     let (_, _, page) = list(format!("cards={wurm}"), Some(&alice)).await;
-    assert_eq!(names(&page), ["One", "Two", "Mine"], "the owner's private deck too");
+    assert_eq!(
+        names(&page),
+        ["One", "Two", "Mine"],
+        "the owner's private deck too"
+    );
     let (_, _, page) = list(format!("cards={wurm},{lyra}"), None).await;
     assert_eq!(names(&page), ["One", "Two"]);
     let (_, _, page) = list(format!("cards={wurm}&excludeCards={island}"), None).await;

@@ -236,7 +236,9 @@ fn measure(
     let resolve_body = work.join("resolve-1000.json");
     fs::write(&resolve_body, query(cluster, RESOLVE_BODY)?)?;
 
+    let cards = CardPicks::of(cluster)?;
     let targets = Targets {
+        cards: &cards,
         address: &address,
         base: &base,
         bearer: &bearer,
@@ -351,6 +353,7 @@ fn prepare(
             "2019-04-01",
             &path_text(&catalog)?,
         ])?;
+        local::seed_card_lists(cluster, root)?;
     }
     psql(cluster, "deckhand", &["-c", "VACUUM ANALYZE"])?;
     println!(
@@ -456,6 +459,10 @@ fn check_plans(
         "createdAfter=2025-01-01T00:00:00Z".to_owned(),
         "editedBefore=2024-01-01T00:00:00Z".to_owned(),
         format!("forkedFrom={}", targets.detail_id),
+        format!("cards={}", targets.cards.common),
+        format!("cards={}", targets.cards.rare),
+        format!("cards={}", targets.cards.pair),
+        format!("cards={}&excludeCards={}", targets.cards.tenth, targets.cards.common),
     ] {
         paths.push(format!("{decks}&{filter}"));
         paths.push(format!("{decks}&{filter}&sort=views"));
@@ -473,6 +480,7 @@ fn check_plans(
     ] {
         paths.push(format!("{guides}&{filter}"));
     }
+    paths.push(format!("{API}/cards/{}/stats", targets.cards.tenth));
     paths.push(format!("{API}/events?limit=100"));
     paths.push(format!("{API}/events?limit=100&after={middle_cursor}"));
     paths.push(format!("{API}/events?limit=100&types=deck.rolled_back"));
@@ -757,7 +765,57 @@ impl Goal {
     }
 }
 
+/// The cards the card search and statistics rows ask for, picked from the seeded decks by how
+/// many public mtg decks hold them (`crates/testkit/benches/card_search_seed.sql`).
+struct CardPicks {
+    /// The card most decks hold.
+    common: String,
+    /// A card in about 0.05% of the decks.
+    rare: String,
+    /// The second and the fifth most common cards, asked for together.
+    pair: String,
+    /// A card in about a tenth of the decks (100,000 of 1,000,000): the statistics row's.
+    tenth: String,
+}
+
+impl CardPicks {
+    fn of(cluster: &Cluster) -> Result<Self> {
+        let picked = query(
+            cluster,
+            "WITH held AS (
+                SELECT card, count(*) AS decks FROM decks d, unnest(d.card_ids) AS card
+                WHERE d.game = 'mtg' AND d.visibility = 'public' AND NOT d.is_archived
+                GROUP BY card
+            ), ranked AS (SELECT card, decks, row_number() OVER (ORDER BY decks DESC, card) AS n
+                          FROM held),
+            total AS (SELECT count(*) AS decks FROM decks
+                      WHERE game = 'mtg' AND visibility = 'public' AND NOT is_archived)
+            SELECT (SELECT card FROM ranked WHERE n = 1) || '|' ||
+                   (SELECT card FROM ranked, total
+                    ORDER BY abs(ranked.decks - total.decks * 0.0005), card LIMIT 1) || '|' ||
+                   (SELECT card FROM ranked WHERE n = 2) || ',' ||
+                   (SELECT card FROM ranked WHERE n = 5) || '|' ||
+                   (SELECT card FROM ranked, total
+                    ORDER BY abs(ranked.decks - total.decks * 0.1), card LIMIT 1)",
+        )?;
+        let mut parts = picked.split('|').map(str::to_owned);
+        let mut next = || {
+            parts
+                .next()
+                .filter(|part| !part.is_empty())
+                .with_context(|| format!("no card lists seeded: {picked:?}"))
+        };
+        Ok(Self {
+            common: next()?,
+            rare: next()?,
+            pair: next()?,
+            tenth: next()?,
+        })
+    }
+}
+
 struct Targets<'a> {
+    cards: &'a CardPicks,
     /// Where the server listens (`host:port`), and the same as a URL prefix.
     address: &'a str,
     base: &'a str,
@@ -875,6 +933,29 @@ fn drive(
             name: "events feed page",
             goal: None,
             oha: args(&["-H", bearer, &format!("{base}{API}/events?limit=100")]),
+        },
+        Case {
+            name: "list cards= common",
+            goal: Some(0.10),
+            oha: args(&[&format!("{list}&cards={}", targets.cards.common)]),
+        },
+        Case {
+            name: "list cards= rare",
+            goal: Some(0.15),
+            oha: args(&[&format!("{list}&cards={}", targets.cards.rare)]),
+        },
+        Case {
+            name: "list cards= two",
+            goal: Some(0.05),
+            oha: args(&[&format!("{list}&cards={}", targets.cards.pair)]),
+        },
+        Case {
+            name: "card stats (a tenth)",
+            goal: None,
+            oha: args(&[&format!(
+                "{base}{API}/cards/{}/stats",
+                targets.cards.tenth
+            )]),
         },
     ];
     // The ceilings only, when just the resolve step is wanted.
@@ -1008,6 +1089,29 @@ fn drive(
         goal: Some(Goal::MedianBelowMs(20.0)),
         measured: resolve,
         statements: Some(per_request),
+        cpu: None,
+    };
+    print_row(&row, pgbench_rate, http_ceiling(&rows));
+    rows.push(row);
+
+    // One request at a time: a card's statistics, of a card in a tenth of the decks (goal
+    // p99 < 20 ms), with the figures as fresh as the contract asks (at most 60 s old).
+    let stats = run_oha(
+        oha,
+        &args(&[
+            "-c",
+            "1",
+            "-n",
+            "500",
+            &format!("{base}{API}/cards/{}/stats", targets.cards.tenth),
+        ]),
+    )?;
+    println!("\ncard statistics, one at a time (goal p99 < 20 ms):");
+    let row = Row {
+        name: "card stats, one at a time",
+        goal: Some(Goal::P99BelowMs(20.0)),
+        measured: stats,
+        statements: None,
         cpu: None,
     };
     print_row(&row, pgbench_rate, http_ceiling(&rows));

@@ -307,3 +307,21 @@ pub fn seed(cluster: &Cluster, root: &Path, sizes: &SeedSizes) -> Result<()> {
     )
     .map(|_| ())
 }
+
+/// Gives the mtg decks of the seeded `deckhand` database card lists with a realistic popularity
+/// curve (`crates/testkit/benches/card_search_seed.sql`); needs the mtg catalog imported.
+/// Triggers are off, as in [`seed`]: the seed writes the counted cards a save's trigger keeps.
+pub fn seed_card_lists(cluster: &Cluster, root: &Path) -> Result<()> {
+    let seed = root.join("crates/testkit/benches/card_search_seed.sql");
+    psql(
+        cluster,
+        "deckhand",
+        &[
+            "-c",
+            "SET session_replication_role = replica",
+            "-f",
+            &path_text(&seed)?,
+        ],
+    )
+    .map(|_| ())
+}
