@@ -5,6 +5,7 @@
 
 mod card_search;
 mod catalog;
+mod collections;
 mod decks;
 mod docs_browser;
 mod dpop;
