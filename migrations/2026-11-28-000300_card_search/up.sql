@@ -1,4 +1,4 @@
--- Card search and card statistics (docs/adr/0012-card-search-and-stats.md).
+-- Card search and card statistics (docs/adr/0003-card-search-and-stats.md).
 --
 -- Each deck keeps the cards of its counted sections beside its card list: `card_ids` (sorted,
 -- each card once, any printing) and `card_copies` (the copies of each, in the same order). The

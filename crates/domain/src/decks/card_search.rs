@@ -3,7 +3,7 @@
 //! what "a deck holds a card" means ([`counted_copies`]), the list filter over it
 //! ([`DeckFilters::admits_cards`]), and the figures of a card's statistics ([`CardUsage`],
 //! [`CardStats::from_usage`]). The stores gather the raw usage; PostgreSQL keeps it in a table
-//! refreshed at most [`STATS_MAX_AGE`] apart (docs/adr/0012-card-search-and-stats.md).
+//! refreshed at most [`STATS_MAX_AGE`] apart (docs/adr/0003-card-search-and-stats.md).
 
 use std::collections::BTreeMap;
 

@@ -5,7 +5,7 @@ use time::OffsetDateTime;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
-use crate::access::{CardPath, PathAccess, ReadDecks, ReplicaMayServe};
+use crate::access::{CardPath, PathAccess, ReadDecks};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
@@ -94,7 +94,8 @@ impl From<CardStats> for CardStatsDto {
 }
 
 /// The statistics of a card: how many public decks play it, its share of them, the copies they
-/// play, and the cards most often played with it.
+/// play, and the cards most often played with it. Served by the primary: a request may gather
+/// the figures into the shared table (docs/adr/0003-card-search-and-stats.md).
 #[utoipa::path(
     tag = "cards",
     params(CardPath, CardStatsParams),
@@ -116,7 +117,7 @@ pub async fn card_stats(
         database,
         path,
         ..
-    }: PathAccess<ReadDecks, CardPath, ReplicaMayServe>,
+    }: PathAccess<ReadDecks, CardPath>,
     query: crate::query::Query<CardStatsParams>,
 ) -> Result<HttpResponse, ApiError> {
     let stats = state
