@@ -167,6 +167,7 @@ impl DeckRepository for MemoryDecks {
             .transpose()
     }
 
+    #[tracing::instrument(level = "debug", skip(self))]
     async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>> {
         Ok(self.find(id).await?.as_ref().map(Deck::overview))
     }

@@ -108,6 +108,7 @@ pub(crate) struct MemoryEvents(pub(crate) Store);
 
 #[async_trait]
 impl EventRepository for MemoryEvents {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn scan(&self, query: &FeedQuery) -> anyhow::Result<FeedScan> {
         let state = self.0.lock();
         let events = &state.events;
@@ -134,6 +135,7 @@ impl EventRepository for MemoryEvents {
         })
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn wait_for_news(&self, sequence: i64, timeout: Duration) -> anyhow::Result<News> {
         let mut news = self.0.lock().events.news.subscribe();
         if tokio::time::timeout(timeout, news.wait_for(|last| *last > sequence))
@@ -163,6 +165,7 @@ impl EventRepository for MemoryEvents {
         Ok(News::Heard(heard))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn judged(&self, after: i64, through: i64) -> anyhow::Result<Vec<JudgedEvent>> {
         let state = self.0.lock();
         Ok(state
@@ -174,10 +177,12 @@ impl EventRepository for MemoryEvents {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn subject(&self, kind: SubjectKind, id: Uuid) -> anyhow::Result<Option<SubjectAccess>> {
         Ok(subject(&self.0.lock(), kind, id))
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn after(&self, sequence: i64, limit: u32) -> anyhow::Result<Vec<Event>> {
         let state = self.0.lock();
         Ok(state
@@ -190,6 +195,7 @@ impl EventRepository for MemoryEvents {
             .collect())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         let mut state = self.0.lock();
         let events = &mut state.events;

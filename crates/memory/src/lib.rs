@@ -141,6 +141,7 @@ struct MemoryPrune {
 
 #[async_trait::async_trait]
 impl PruneBatch for MemoryPrune {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn prune_batch(&self, before: OffsetDateTime, limit: u32) -> anyhow::Result<u64> {
         Ok((self.prune)(&mut self.store.lock(), before, limit))
     }

@@ -615,6 +615,7 @@ impl CatalogRepository for PgCatalog {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_import(&self, event: &EventRecord) -> anyhow::Result<()> {
         let mut conn = checkout(&self.pool).await?;
         crate::events::insert(&mut conn, event)
