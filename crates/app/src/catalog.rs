@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use deckhand_domain::Services;
-use deckhand_domain::catalog::source::{self, GenericCard, RecordError, ScryfallCard};
+use deckhand_domain::catalog::source::{self, FabCard, GenericCard, RecordError, ScryfallCard};
 use deckhand_domain::catalog::{CatalogEntry, Game};
 use deckhand_domain::events::{Actor, EventId, Origin};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -27,9 +27,10 @@ use tokio::sync::mpsc;
 pub const BATCH_SIZE: usize = 1000;
 
 /// The catalog `cargo run` starts with: a few hundred printings of the sample data (see
-/// `data/make_mtg_demo.py`), and a tiny illustrative catalog of the second game, each with the
-/// day its data was made (the 2019 snapshot's, as `../shared/data/mtg/README.md` says it).
-const BUNDLED: [(&str, Source, Date, &[u8]); 2] = [
+/// `data/make_mtg_demo.py`), a tiny illustrative catalog of `lorcana`, and forty real `fab`
+/// cards (`data/make_fab_demo.py`), each with the day its data was made (the 2019 snapshot's,
+/// as `../shared/data/mtg/README.md` says it; the `fab` package's publication day).
+const BUNDLED: [(&str, Source, Date, &[u8]); 3] = [
     (
         "mtg",
         Source::Scryfall,
@@ -42,6 +43,12 @@ const BUNDLED: [(&str, Source, Date, &[u8]); 2] = [
         date!(2026 - 01 - 01),
         include_bytes!("../data/lorcana-demo.jsonl"),
     ),
+    (
+        "fab",
+        Source::FabCards,
+        date!(2026 - 05 - 16),
+        include_bytes!("../data/fab-demo.jsonl"),
+    ),
 ];
 
 /// The format of a catalog file.
@@ -51,6 +58,9 @@ pub enum Source {
     Scryfall,
     /// Deckhand's generic JSON Lines records (docs/catalog.md).
     Generic,
+    /// `@flesh-and-blood/cards` card objects, one card with all its printings each (JSON Lines
+    /// or a JSON array), for `fab`.
+    FabCards,
 }
 
 /// What an import did, as `admin catalog import` prints it.
@@ -60,7 +70,8 @@ pub struct ImportReport {
     /// Cards and printings of the game in the store after the import.
     pub cards: u64,
     pub printings: u64,
-    /// Records read from the file, and how many of them were skipped (not deck cards).
+    /// Records read from the file, and how many of them were skipped (not deck cards). A
+    /// `fab-cards` record is a card with all its printings.
     pub read: u64,
     pub skipped: u64,
 }
@@ -202,15 +213,21 @@ fn parse(
 ) -> anyhow::Result<(u64, u64)> {
     let reader = decompressed(reader)?;
     match source {
-        Source::Scryfall => {
-            read_records::<ScryfallCard>(reader, game, source::scryfall_entry, emit)
-        }
+        Source::Scryfall => read_records::<ScryfallCard>(
+            reader,
+            game,
+            |game, card| {
+                source::scryfall_entry(game, card).map(|entry| entry.into_iter().collect())
+            },
+            emit,
+        ),
         Source::Generic => read_records::<GenericCard>(
             reader,
             game,
-            |game, card| source::generic_entry(game, card).map(Some),
+            |game, card| source::generic_entry(game, card).map(|entry| vec![entry]),
             emit,
         ),
+        Source::FabCards => read_records::<FabCard>(reader, game, source::fab_entries, emit),
     }
 }
 
@@ -250,7 +267,9 @@ fn is_json_array(reader: &mut dyn BufRead) -> anyhow::Result<bool> {
     }
 }
 
-type Mapper<T> = fn(&Game, T) -> Result<Option<CatalogEntry>, RecordError>;
+/// One record as the entries it brings: none when it is skipped, several when a record is a
+/// card with its printings (`fab`).
+type Mapper<T> = fn(&Game, T) -> Result<Vec<CatalogEntry>, RecordError>;
 
 fn read_records<T: DeserializeOwned>(
     mut reader: Box<dyn BufRead + '_>,
@@ -298,14 +317,16 @@ struct Batcher<'a, T, E> {
 impl<T, E: FnMut(Vec<CatalogEntry>) -> anyhow::Result<()>> Batcher<'_, T, E> {
     fn push(&mut self, record: T) -> anyhow::Result<()> {
         self.read += 1;
-        let entry = (self.map)(self.game, record)
+        let entries = (self.map)(self.game, record)
             .with_context(|| format!("record {} is invalid", self.read))?;
-        match entry {
-            Some(entry) => self.batch.push(entry),
-            None => self.skipped += 1,
+        if entries.is_empty() {
+            self.skipped += 1;
         }
-        if self.batch.len() >= BATCH_SIZE {
-            self.flush()?;
+        for entry in entries {
+            self.batch.push(entry);
+            if self.batch.len() >= BATCH_SIZE {
+                self.flush()?;
+            }
         }
         Ok(())
     }
@@ -480,10 +501,50 @@ mod tests {
         assert!(format!("{error:#}").contains("record 2"), "{error:#}");
     }
 
+    /// A `fab-cards` record is a card with every printing: one entry each, batched alike.
+    #[test]
+    fn fab_cards_bring_an_entry_per_printing() {
+        let game = Game {
+            slug: "fab".into(),
+            name: "Flesh and Blood".into(),
+            sections: Vec::new(),
+            colors: ["red", "yellow", "blue"].map(String::from).to_vec(),
+        };
+        let bytes = include_bytes!("../data/fab-demo.jsonl");
+        let mut entries = Vec::new();
+        let (read, skipped) = parse(
+            gzipped(bytes).as_slice(),
+            Source::FabCards,
+            &game,
+            |batch| {
+                entries.extend(batch);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!((read, skipped), (40, 0));
+        assert!(entries.len() > 100, "{}", entries.len());
+        let cards: std::collections::BTreeSet<_> =
+            entries.iter().map(|e| e.printing.card_id).collect();
+        assert_eq!(cards.len(), 40);
+        let variants: std::collections::BTreeSet<_> =
+            entries.iter().map(|e| e.printing.variant_id).collect();
+        assert_eq!(variants.len(), entries.len(), "printing ids are unique");
+        let red = entries
+            .iter()
+            .find(|e| e.printing.name == "Sink Below (red)")
+            .unwrap();
+        assert_eq!(red.printing.colors, ["red"]);
+        assert_eq!(red.front_face_name(), "Sink Below");
+    }
+
     #[test]
     fn the_bundled_catalogs_parse() {
         for (_, source, _, bytes) in BUNDLED {
             let mut game = mtg();
+            if source == Source::FabCards {
+                game.colors = ["red", "yellow", "blue"].map(String::from).to_vec();
+            }
             if source == Source::Generic {
                 game.colors = ["Amber", "Amethyst", "Emerald", "Ruby", "Sapphire", "Steel"]
                     .map(String::from)

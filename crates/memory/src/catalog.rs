@@ -120,7 +120,8 @@ pub(crate) struct Tables {
 }
 
 impl Default for Tables {
-    /// The rows `migrations/2026-11-21-000100_catalog` seeds; the contract suite compares them.
+    /// The rows `migrations/2026-11-21-000100_catalog` (and `2026-11-28-000400_fab_game`) seed;
+    /// the contract suite compares them.
     fn default() -> Self {
         let section = |key: &str, label: &str, counted: bool| Section {
             key: key.into(),
@@ -163,6 +164,19 @@ impl Default for Tables {
             ],
             colors: strings(&["Amber", "Amethyst", "Emerald", "Ruby", "Sapphire", "Steel"]),
         };
+        // `migrations/2026-11-28-000400_fab_game`.
+        let fab = Game {
+            slug: "fab".into(),
+            name: "Flesh and Blood".into(),
+            sections: vec![
+                section("hero", "Hero", true),
+                section("arena", "Arena", true),
+                section("deck", "Deck", true),
+                section("inventory", "Inventory", true),
+                section("maybeboard", "Maybeboard", false),
+            ],
+            colors: strings(&["red", "yellow", "blue"]),
+        };
         Self {
             games: vec![
                 (
@@ -187,6 +201,20 @@ impl Default for Tables {
                         &[
                             ("core", "Core Constructed"),
                             ("infinity", "Infinity Constructed"),
+                        ],
+                    ),
+                ),
+                (
+                    fab,
+                    formats(
+                        "fab",
+                        &[
+                            ("cc", "Classic Constructed"),
+                            ("blitz", "Blitz"),
+                            ("living-legend", "Living Legend"),
+                            ("silver-age", "Silver Age"),
+                            ("ultimate-pit-fight", "Ultimate Pit Fight"),
+                            ("open", "Open"),
                         ],
                     ),
                 ),

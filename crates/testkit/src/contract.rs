@@ -104,6 +104,8 @@ macro_rules! repository_contract_suite {
             cards_are_found_by_name_and_front_face,
             preferred_printings_follow_the_documented_order,
             a_catalog_needs_a_known_game,
+            fab_is_seeded_with_its_sections_pitches_and_formats,
+            fab_cards_of_the_real_file_import_idempotently,
             formats_carry_their_deck_rules,
             card_facts_round_trip_with_seeded_and_imported_clauses,
             imports_record_each_legality_change_once,
@@ -206,6 +208,8 @@ mod collections;
 pub use collections::*;
 mod events;
 pub use events::*;
+mod fab;
+pub use fab::*;
 mod webhooks;
 pub use webhooks::*;
 
@@ -412,7 +416,7 @@ pub async fn the_store_answers_a_ping(repos: &Repositories) -> Outcome {
 pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {
     let games = repos.catalog.games().await?;
     let slugs: Vec<&str> = games.iter().map(|game| game.slug.as_str()).collect();
-    assert_eq!(slugs, ["mtg", "lorcana"]);
+    assert_eq!(slugs, ["mtg", "lorcana", "fab"]);
     let mtg = repos.catalog.game("mtg").await?.context("mtg")?;
     assert_eq!(mtg, games[0]);
     assert_eq!(mtg.colors, ["W", "U", "B", "R", "G"]);
@@ -3980,6 +3984,7 @@ mod tests {
             include_str!("contract/events.rs"),
             include_str!("contract/webhooks.rs"),
             include_str!("contract/collections.rs"),
+            include_str!("contract/fab.rs"),
         ]
         .concat();
         let Some((before, rest)) = source.split_once("// suite: start") else {

@@ -254,7 +254,18 @@ mod tests {
             .filter(|line| line.trim_start().len() > 40 && line.as_bytes()[6 + 8] == b'-')
             .collect();
         assert_eq!(seeded.len(), 9, "{seeded:#?}");
-        for line in seeded {
+        let fab = include_str!("../../../../migrations/2026-11-28-000400_fab_game/up.sql");
+        let fab_seeded: Vec<&str> = fab
+            .lines()
+            .filter(|line| line.trim_start().starts_with("('"))
+            .filter(|line| {
+                line.split('\'')
+                    .nth(1)
+                    .is_some_and(|id| Uuid::parse_str(id).is_ok())
+            })
+            .collect();
+        assert_eq!(fab_seeded.len(), 6, "{fab_seeded:#?}");
+        for line in seeded.into_iter().chain(fab_seeded) {
             let fields: Vec<&str> = line.split('\'').collect();
             let (id, game, slug) = (fields[1], fields[3], fields[5]);
             assert_eq!(id, format_id(game, slug).to_string(), "{line}");

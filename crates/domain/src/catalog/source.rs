@@ -12,6 +12,10 @@
 //! - Promos (see `scryfall_is_promo`) are never a card's default printing while a regular
 //!   English one exists.
 //! - Colours come from the card, or else from the union of its faces, in the game's order.
+//! - `fab` (`@flesh-and-blood/cards`): each `cardIdentifier` is a card, named with its pitch
+//!   colour (`Sink Below (red)`) and found by its printed name too; each of its printings is a
+//!   printing, set and number read from its identifier (`WTR216`); foiled or treated printings
+//!   are never a card's default while a plain one exists; card backs are skipped.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,6 +50,8 @@ pub enum RecordError {
     /// PostgreSQL stores no NUL in text, and no reader means one.
     #[error("{0} holds a NUL character")]
     HoldsNul(&'static str),
+    #[error("printing identifier {0:?} is not a set code and a number (WTR216)")]
+    BadPrint(String),
 }
 
 /// `value` of a field a card is found by: neither blank nor holding a NUL.
@@ -332,6 +338,194 @@ pub fn generic_entry(game: &Game, card: GenericCard) -> Result<CatalogEntry, Rec
         color_identity,
         text_rules,
     })
+}
+
+/// The namespace of `fab` card and printing ids (a random v4 UUID chosen once; never change
+/// it): cards are UUID v5 of `fab/<cardIdentifier>`, printings of
+/// `fab/<cardIdentifier>/<print>/<image>`, so every install and every re-import agree.
+pub const FAB_NAMESPACE: Uuid = Uuid::from_u128(0x2fbf099c_8a1c_4d01_a2a6_b4516a982302);
+
+/// The formats of `fab` as the `@flesh-and-blood/cards` package names them, and their slugs.
+/// Formats the game has no row for (draft, sealed, Golden Age) are left out of legalities.
+pub const FAB_FORMATS: [(&str, &str); 6] = [
+    ("Classic Constructed", "cc"),
+    ("Blitz", "blitz"),
+    ("Living Legend", "living-legend"),
+    ("Silver Age", "silver-age"),
+    ("Ultimate Pit Fight", "ultimate-pit-fight"),
+    ("Open", "open"),
+];
+
+/// The fields of an `@flesh-and-blood/cards` card that the catalog uses; the others are
+/// ignored (docs/catalog.md, "fab").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FabCard {
+    pub card_identifier: String,
+    pub name: String,
+    /// 1 red, 2 yellow, 3 blue; absent for cards without a pitch (heroes, weapons, ...).
+    #[serde(default)]
+    pub pitch: Option<u8>,
+    #[serde(default)]
+    pub type_text: Option<String>,
+    #[serde(default)]
+    pub is_card_back: bool,
+    #[serde(default)]
+    pub legal_formats: Vec<String>,
+    #[serde(default)]
+    pub banned_formats: Vec<String>,
+    #[serde(default)]
+    pub restricted_formats: Vec<String>,
+    #[serde(default)]
+    pub printings: Vec<FabPrinting>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FabPrinting {
+    /// `WTR216`: the set's three-character code, then the number within the set.
+    pub identifier: String,
+    /// `WTR216-Rainbow`: unique within a card with `image`.
+    pub print: String,
+    #[serde(default)]
+    pub image: Option<String>,
+    #[serde(default)]
+    pub foiling: Option<String>,
+    #[serde(default)]
+    pub treatment: Option<String>,
+    #[serde(default)]
+    pub tcgplayer: Option<FabTcgplayer>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FabTcgplayer {
+    #[serde(default)]
+    pub product_id: Option<String>,
+}
+
+/// The name a `fab` card goes by: its printed name, with its pitch colour in parentheses when
+/// it has one (`Sink Below (red)`), so that the three `Sink Below` are three cards with three
+/// names, each found by its own name and counted on its own for copy limits.
+pub fn fab_card_name(name: &str, pitch_color: Option<&str>) -> String {
+    match pitch_color {
+        Some(color) => format!("{} ({color})", name.trim()),
+        None => name.trim().to_owned(),
+    }
+}
+
+/// The colour of `pitch` in `game`: its colours are the pitches in order (1 is the first).
+pub fn pitch_color(game: &Game, pitch: u8) -> Option<&str> {
+    usize::from(pitch)
+        .checked_sub(1)
+        .and_then(|at| game.colors.get(at))
+        .map(String::as_str)
+}
+
+/// A printing identifier such as `WTR216` or `1HP001` as (set in lower case, number).
+pub fn split_print(print: &str) -> Option<(String, String)> {
+    let print = print.trim();
+    let set = print.get(..3)?;
+    let number = print.get(3..)?;
+    let valid = set.chars().all(|c| c.is_ascii_alphanumeric())
+        && !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit());
+    valid.then(|| (set.to_lowercase(), number.to_owned()))
+}
+
+/// Each printing of an `@flesh-and-blood/cards` card as a catalog entry of `game`; none for a
+/// card back or a card without printings (skipped).
+pub fn fab_entries(game: &Game, card: FabCard) -> Result<Vec<CatalogEntry>, RecordError> {
+    if card.is_card_back {
+        return Ok(Vec::new());
+    }
+    let identifier = required_text("cardIdentifier", card.card_identifier)?;
+    let pitch = match card.pitch {
+        Some(pitch) => Some(
+            pitch_color(game, pitch)
+                .ok_or_else(|| RecordError::UnknownColor(format!("pitch {pitch}")))?
+                .to_owned(),
+        ),
+        None => None,
+    };
+    let printed = required_text("name", card.name)?;
+    let name = fab_card_name(&printed, pitch.as_deref());
+    let card_id = Uuid::new_v5(&FAB_NAMESPACE, format!("fab/{identifier}").as_bytes());
+    let colors: Vec<String> = pitch.into_iter().collect();
+    let type_line = free_text("typeText", card.type_text.unwrap_or_default())?;
+    let legalities = fab_legalities(
+        &card.legal_formats,
+        &card.banned_formats,
+        &card.restricted_formats,
+    );
+    card.printings
+        .into_iter()
+        .map(|printing| {
+            let (set, number) = split_print(&printing.identifier)
+                .ok_or_else(|| RecordError::BadPrint(printing.identifier.clone()))?;
+            let image = printing.image.unwrap_or_default();
+            let variant_id = Uuid::new_v5(
+                &FAB_NAMESPACE,
+                format!("fab/{identifier}/{}/{image}", printing.print).as_bytes(),
+            );
+            let plain = printing.foiling.is_none() && printing.treatment.is_none();
+            Ok(CatalogEntry {
+                printing: Printing {
+                    variant_id,
+                    card_id,
+                    name: name.clone(),
+                    set,
+                    collector_number: number,
+                    type_line: type_line.clone(),
+                    image_url: None,
+                    colors: colors.clone(),
+                    catalog_a_id: optional_text(
+                        "tcgplayer.productId",
+                        printing
+                            .tcgplayer
+                            .and_then(|tcgplayer| tcgplayer.product_id),
+                    )?,
+                    catalog_b_id: Some(identifier.clone()),
+                    catalog_c_id: None,
+                },
+                // The printed name finds the card too: ambiguous when it has several pitches.
+                face_names: vec![printed.clone()],
+                lang: "en".to_owned(),
+                released_at: None,
+                preference: preference("en", !plain),
+                legalities: legalities.clone(),
+                color_identity: colors.clone(),
+                text_rules: None,
+            })
+        })
+        .collect()
+}
+
+/// Legal where the package says so, banned and restricted where it says so (over legal), and
+/// `not_legal` in every other format of `fab`.
+fn fab_legalities(
+    legal: &[String],
+    banned: &[String],
+    restricted: &[String],
+) -> Arc<BTreeMap<String, String>> {
+    let names = |list: &[String], wanted: &str| list.iter().any(|name| name == wanted);
+    Arc::new(
+        FAB_FORMATS
+            .iter()
+            .map(|(name, slug)| {
+                let status = if names(banned, name) {
+                    "banned"
+                } else if names(restricted, name) {
+                    "restricted"
+                } else if names(legal, name) {
+                    "legal"
+                } else {
+                    "not_legal"
+                };
+                ((*slug).to_owned(), status.to_owned())
+            })
+            .collect(),
+    )
 }
 
 /// Scryfall's `set_type` says `promo` when present; bulk files often drop it, so promo sets'
