@@ -7,6 +7,7 @@ mod api_compat;
 mod chart;
 mod client;
 mod cpu;
+mod doc_map;
 mod fixtures;
 mod fuzz;
 mod greedy;
@@ -15,6 +16,7 @@ mod loadtest;
 mod local;
 mod pg;
 mod soak;
+mod spans;
 mod tidy;
 
 use std::ffi::OsString;

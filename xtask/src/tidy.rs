@@ -61,6 +61,14 @@ pub fn run(root: &Path) -> Result<()> {
         }
     }
     problems.extend(check_module_cycles(&sources));
+    problems.extend(crate::spans::check_spans(&sources));
+    match fs::read_to_string(root.join(crate::doc_map::MAP)) {
+        Ok(map) => problems.extend(crate::doc_map::check_doc_map(
+            &map,
+            &crate::doc_map::Disk(root.to_path_buf()),
+        )),
+        Err(err) => problems.push(format!("{}: {err}", crate::doc_map::MAP)),
+    }
 
     if !problems.is_empty() {
         bail!(
