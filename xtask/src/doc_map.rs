@@ -134,6 +134,59 @@ pub fn check_doc_map(text: &str, tree: &dyn Tree) -> Vec<String> {
     problems
 }
 
+/// Where the domain's modules and error enums live.
+const DOMAIN_SOURCES: &str = "crates/domain/src/";
+
+/// What the map must name, so a new room cannot go unmapped: every top-level module of the
+/// domain (as `domain::<module>`) and every error enum the domain declares (as `` `NameError` ``,
+/// in "Errors: where each type lives").
+pub fn check_map_covers(text: &str, sources: &[(String, String)]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut modules: Vec<&str> = sources
+        .iter()
+        .filter_map(|(path, _)| {
+            let inner = path.strip_prefix(DOMAIN_SOURCES)?;
+            let first = inner.split('/').next()?;
+            let module = first.strip_suffix(".rs").unwrap_or(first);
+            (!matches!(module, "lib" | "main") && (inner.contains('/') || first.ends_with(".rs")))
+                .then_some(module)
+        })
+        .collect();
+    modules.sort_unstable();
+    modules.dedup();
+    for module in modules {
+        let named = [
+            format!("`domain::{module}`"),
+            format!("`domain::{module}::"),
+        ];
+        if !named.iter().any(|name| text.contains(name.as_str())) {
+            problems.push(format!(
+                "{MAP}: the domain module `{module}` is not on the map: add `domain::{module}` to \"Domain modules\" (what it owns, what it may not know) and to the picture"
+            ));
+        }
+    }
+    for (path, source) in sources {
+        if !path.starts_with(DOMAIN_SOURCES) {
+            continue;
+        }
+        for (index, line) in source.lines().enumerate() {
+            let Some(rest) = line.strip_prefix("pub enum ") else {
+                continue;
+            };
+            let name = &rest[..rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len())];
+            if name.ends_with("Error") && !text.contains(&format!("`{name}`")) {
+                problems.push(format!(
+                    "{path}:{}: the error enum `{name}` is not on the map: name it in {MAP}, \"Errors: where each type lives\" (per operation, per service, or a port's)",
+                    index + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
 /// `crates/http/src/query.rs`, `docs/api.md`, `migrations/<dir>/`: no blank, not a URL path, and
 /// either under a top-level entry of the tree or ending in a file extension.
 fn looks_like_path(span: &str, tree: &dyn Tree) -> bool {
@@ -429,6 +482,37 @@ mod tests {
         assert_eq!(
             problems("```\n`http::nothing` crates/none.rs\n```\n`docs/api.md`\n"),
             Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn an_unmapped_domain_module_or_error_enum_is_reported() {
+        let sources: Vec<(String, String)> = [
+            ("crates/domain/src/lib.rs", "pub mod decks;"),
+            (
+                "crates/domain/src/decks/mod.rs",
+                "pub enum FindDeckError {}",
+            ),
+            (
+                "crates/domain/src/likes.rs",
+                "pub enum LikeError {}\npub enum Visibility {}",
+            ),
+            (
+                "crates/domain/src/collections/errors.rs",
+                "pub enum ImportError {}",
+            ),
+            ("crates/http/src/error.rs", "pub enum HttpError {}"),
+        ]
+        .iter()
+        .map(|(path, text)| ((*path).to_owned(), (*text).to_owned()))
+        .collect();
+        let map = "`domain::decks::errors` has `FindDeckError`; `domain::likes`: `LikeError`.";
+        assert_eq!(
+            check_map_covers(map, &sources),
+            [
+                "docs/architecture.md: the domain module `collections` is not on the map: add `domain::collections` to \"Domain modules\" (what it owns, what it may not know) and to the picture",
+                "crates/domain/src/collections/errors.rs:1: the error enum `ImportError` is not on the map: name it in docs/architecture.md, \"Errors: where each type lives\" (per operation, per service, or a port's)",
+            ]
         );
     }
 

@@ -63,10 +63,13 @@ pub fn run(root: &Path) -> Result<()> {
     problems.extend(check_module_cycles(&sources));
     problems.extend(crate::spans::check_spans(&sources));
     match fs::read_to_string(root.join(crate::doc_map::MAP)) {
-        Ok(map) => problems.extend(crate::doc_map::check_doc_map(
-            &map,
-            &crate::doc_map::Disk(root.to_path_buf()),
-        )),
+        Ok(map) => {
+            problems.extend(crate::doc_map::check_doc_map(
+                &map,
+                &crate::doc_map::Disk(root.to_path_buf()),
+            ));
+            problems.extend(crate::doc_map::check_map_covers(&map, &sources));
+        }
         Err(err) => problems.push(format!("{}: {err}", crate::doc_map::MAP)),
     }
 
