@@ -4000,6 +4000,7 @@ mod tests {
             .collect();
         let defined: Vec<&str> = [before, after, include_str!("contract/events.rs")]
             .iter()
+            include_str!("contract/card_search.rs"),
             .flat_map(|part| part.lines())
             .filter_map(|line| line.strip_prefix("pub async fn "))
             .filter_map(|tail| tail.split('(').next())
