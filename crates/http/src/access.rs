@@ -129,6 +129,22 @@ pub(crate) trait ScopedPath: DeserializeOwned + 'static {
     fn game(&self) -> &str;
 }
 
+/// The path of a card endpoint.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub(crate) struct CardPath {
+    /// Game slug.
+    game: String,
+    /// Card id (`cardId`: any printing of the card).
+    pub(crate) card_id: uuid::Uuid,
+}
+
+impl ScopedPath for CardPath {
+    fn game(&self) -> &str {
+        &self.game
+    }
+}
+
 /// The path of a sideboard guide endpoint.
 #[derive(Deserialize, IntoParams)]
 #[into_params(parameter_in = Path)]
@@ -150,22 +166,6 @@ pub(crate) struct GuideDeckPath {
     #[param(value_type = Uuid)]
     pub(crate) id: GuideId,
     /// Attached deck id.
-/// The path of a card endpoint.
-#[derive(Deserialize, IntoParams)]
-#[into_params(parameter_in = Path)]
-pub(crate) struct CardPath {
-    /// Game slug.
-    game: String,
-    /// Card id (`cardId`: any printing of the card).
-    pub(crate) card_id: uuid::Uuid,
-}
-
-impl ScopedPath for CardPath {
-    fn game(&self) -> &str {
-        &self.game
-    }
-}
-
     #[param(value_type = Uuid)]
     pub(crate) deck_id: DeckId,
 }

@@ -544,7 +544,6 @@ impl From<ExportPayloadError> for ApiError {
     }
 }
 
-impl From<CheckError> for ApiError {
 impl From<ListDecksError> for ApiError {
     fn from(error: ListDecksError) -> Self {
         match error {
@@ -564,6 +563,7 @@ impl From<CardStatsError> for ApiError {
     }
 }
 
+impl From<CheckError> for ApiError {
     fn from(error: CheckError) -> Self {
         let format = |code: &str, message: String| {
             Self::validation(vec![FieldError {
