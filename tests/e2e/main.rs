@@ -11,6 +11,7 @@ mod docs_browser;
 mod dpop;
 mod events;
 mod export;
+mod fab;
 mod faults;
 mod forks;
 mod formats;

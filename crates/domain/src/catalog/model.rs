@@ -79,6 +79,17 @@ pub struct CardIdentifier {
     pub name: Option<String>,
     pub set: Option<String>,
     pub collector_number: Option<String>,
+    /// With `name`: the pitch, 1 to 3 or its colour (`fab`: `red`, `yellow`, `blue`), naming
+    /// the card `<name> (<colour>)`.
+    pub pitch: Option<String>,
+    /// `fab`'s `cardIdentifier` (`sink-below-red`): the card's `catalog_b_id`.
+    pub card_identifier: Option<String>,
+    /// A printing identifier (`WTR216`): its set code and number, as `set` + `collector_number`.
+    pub print: Option<String>,
+    /// Another name of `set`.
+    pub set_code: Option<String>,
+    /// The TCGplayer product id: the printing's `catalog_a_id`.
+    pub tcgplayer_id: Option<String>,
 }
 
 /// A printing as callers see it.

@@ -7,6 +7,12 @@
 //! that finds nothing hands over to the next, so a stale id next to a good name still resolves.
 //! When none wins the reason is `ambiguous` if some field matched several cards, else
 //! `not_found`; `empty` when every field is blank.
+//!
+//! The fields other names stand for (contract, "A second game: Flesh and Blood") take their
+//! place in that order: `tcgplayer_id` as `catalog_a_id`, `cardIdentifier` as `catalog_b_id`,
+//! `print` (`WTR216`) as `set` + `collector_number`, `set_code` as `set`. A `pitch` with a
+//! `name` names the card `<name> (<colour>)`, the colour being the game's colour at that
+//! position (1 is the first) or given as such.
 
 use std::collections::HashMap;
 
@@ -36,25 +42,52 @@ fn present(field: &Option<String>) -> Option<&str> {
         .filter(|value| !value.is_empty())
 }
 
-/// The attempts of one identifier, in precedence order. Empty when every field is blank.
-/// A malformed UUID cannot match anything: it is no attempt, but the identifier is not empty.
-pub(super) fn attempts(identifier: &CardIdentifier) -> (Vec<Attempt>, bool) {
-    let set = present(&identifier.set).map(str::to_lowercase);
+/// The colour a pitch names among the game's `colors`: a position from 1, or the colour itself
+/// in any case. `None` for anything else.
+fn pitch_color<'a>(pitch: &str, colors: &'a [String]) -> Option<&'a str> {
+    let by_position = pitch
+        .parse::<usize>()
+        .ok()
+        .and_then(|at| at.checked_sub(1))
+        .and_then(|at| colors.get(at));
+    by_position
+        .or_else(|| {
+            colors
+                .iter()
+                .find(|color| color.eq_ignore_ascii_case(pitch))
+        })
+        .map(String::as_str)
+}
+
+/// The attempts of one identifier of a game with `colors`, in precedence order. Empty when
+/// every field is blank. A malformed UUID cannot match anything: it is no attempt, but the
+/// identifier is not empty; nor can an unknown pitch or a malformed print.
+pub(super) fn attempts(identifier: &CardIdentifier, colors: &[String]) -> (Vec<Attempt>, bool) {
+    let set = present(&identifier.set)
+        .or_else(|| present(&identifier.set_code))
+        .map(str::to_lowercase);
     let mut attempts = Vec::new();
     if let Some(id) = present(&identifier.variant_id).and_then(|id| Uuid::parse_str(id).ok()) {
         attempts.push(Attempt::Variant(id));
     }
-    if let Some(id) = present(&identifier.catalog_a_id) {
-        attempts.push(Attempt::CatalogA(id.to_owned()));
+    for id in [&identifier.catalog_a_id, &identifier.tcgplayer_id] {
+        if let Some(id) = present(id) {
+            attempts.push(Attempt::CatalogA(id.to_owned()));
+        }
     }
-    if let Some(id) = present(&identifier.catalog_b_id) {
-        attempts.push(Attempt::CatalogB(id.to_owned()));
+    for id in [&identifier.catalog_b_id, &identifier.card_identifier] {
+        if let Some(id) = present(id) {
+            attempts.push(Attempt::CatalogB(id.to_owned()));
+        }
     }
     if let Some(id) = present(&identifier.catalog_c_id) {
         attempts.push(Attempt::CatalogC(id.to_owned()));
     }
     if let (Some(set), Some(number)) = (&set, present(&identifier.collector_number)) {
         attempts.push(Attempt::SetNumber(set.clone(), number.to_owned()));
+    }
+    if let Some((set, number)) = present(&identifier.print).and_then(super::source::split_print) {
+        attempts.push(Attempt::SetNumber(set, number));
     }
     if let Some(id) = present(&identifier.card_id).and_then(|id| Uuid::parse_str(id).ok()) {
         attempts.push(Attempt::Card(CardPick {
@@ -63,7 +96,15 @@ pub(super) fn attempts(identifier: &CardIdentifier) -> (Vec<Attempt>, bool) {
         }));
     }
     if let Some(name) = present(&identifier.name) {
-        attempts.push(Attempt::Name(name_key(name), set.clone()));
+        match present(&identifier.pitch) {
+            None => attempts.push(Attempt::Name(name_key(name), set.clone())),
+            Some(pitch) => {
+                if let Some(color) = pitch_color(pitch, colors) {
+                    let named = super::source::pitched_name(name, Some(color));
+                    attempts.push(Attempt::Name(name_key(&named), set.clone()));
+                }
+            }
+        }
     }
     let blank = [
         &identifier.variant_id,
@@ -74,6 +115,11 @@ pub(super) fn attempts(identifier: &CardIdentifier) -> (Vec<Attempt>, bool) {
         &identifier.name,
         &identifier.set,
         &identifier.collector_number,
+        &identifier.pitch,
+        &identifier.card_identifier,
+        &identifier.print,
+        &identifier.set_code,
+        &identifier.tcgplayer_id,
     ]
     .into_iter()
     .all(|field| present(field).is_none());

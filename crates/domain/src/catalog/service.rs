@@ -125,7 +125,10 @@ impl CatalogService {
         identifiers: &[CardIdentifier],
         format: Option<&Format>,
     ) -> anyhow::Result<Resolution> {
-        let planned: Vec<_> = identifiers.iter().map(resolve::attempts).collect();
+        let planned: Vec<_> = identifiers
+            .iter()
+            .map(|identifier| resolve::attempts(identifier, &game.colors))
+            .collect();
         let all = || planned.iter().flat_map(|(attempts, _)| attempts);
 
         let by_key = async {

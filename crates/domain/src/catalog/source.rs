@@ -407,7 +407,7 @@ pub struct FabTcgplayer {
 /// The name a `fab` card goes by: its printed name, with its pitch colour in parentheses when
 /// it has one (`Sink Below (red)`), so that the three `Sink Below` are three cards with three
 /// names, each found by its own name and counted on its own for copy limits.
-pub fn fab_card_name(name: &str, pitch_color: Option<&str>) -> String {
+pub fn pitched_name(name: &str, pitch_color: Option<&str>) -> String {
     match pitch_color {
         Some(color) => format!("{} ({color})", name.trim()),
         None => name.trim().to_owned(),
@@ -449,7 +449,7 @@ pub fn fab_entries(game: &Game, card: FabCard) -> Result<Vec<CatalogEntry>, Reco
         None => None,
     };
     let printed = required_text("name", card.name)?;
-    let name = fab_card_name(&printed, pitch.as_deref());
+    let name = pitched_name(&printed, pitch.as_deref());
     let card_id = Uuid::new_v5(&FAB_NAMESPACE, format!("fab/{identifier}").as_bytes());
     let colors: Vec<String> = pitch.into_iter().collect();
     let type_line = free_text("typeText", card.type_text.unwrap_or_default())?;

@@ -166,8 +166,9 @@ fn is_collector_number(number: &str) -> bool {
     !number.is_empty() && !number.contains(char::is_whitespace)
 }
 
-/// The section plain lists and `SB:` lines go to, when the game has it.
-const MAINBOARD: &str = "mainboard";
+/// The sections plain lists and `SB:` lines go to, when the game has them: the first of
+/// `mainboard` (mtg) and `deck` (fab).
+const MAIN_SECTIONS: [&str; 2] = ["mainboard", "deck"];
 const SIDEBOARD: &str = "sideboard";
 
 /// Longest excerpt of a line quoted in a warning, so one huge line cannot make a huge header.
@@ -246,9 +247,9 @@ pub fn parse(text: &str, sections: &[SectionSpec]) -> ParsedList {
     // A blank line only means "sideboard follows" in lists that say nothing else about
     // sections; in a list with headers it is just layout.
     let has_headers = lines.iter().any(|line| matches!(line, Line::Header(_)));
-    let main = sections
+    let main = MAIN_SECTIONS
         .iter()
-        .find(|section| section.key == MAINBOARD)
+        .find_map(|key| sections.iter().find(|section| section.key == *key))
         .or(sections.first())
         .map(|section| section.key.as_str());
     let side = sections
@@ -717,6 +718,61 @@ mod tests {
                 },
                 entry(9, "sideboard", 2, "Fire // Ice"),
             ]
+        );
+    }
+
+    fn fab_sections() -> Vec<SectionSpec> {
+        [
+            ("hero", "Hero"),
+            ("arena", "Arena"),
+            ("deck", "Deck"),
+            ("inventory", "Inventory"),
+            ("maybeboard", "Maybeboard"),
+        ]
+        .into_iter()
+        .map(|(key, label)| SectionSpec {
+            key: key.into(),
+            label: label.into(),
+        })
+        .collect()
+    }
+
+    /// `fab`: its headers, pitch suffixes kept in the name (they name the card), and a list
+    /// without headers read into `deck`, not into the first section (`hero`).
+    #[test]
+    fn reads_fab_sections_and_pitch_suffixes() {
+        let parsed = parse(
+            "Hero\n1 Dorinthea Ironsong (WTR) 113\n\nArena\n1 Dawnblade\n\n\
+             Deck\n3x Sink Below (red)\n3 Sink Below (Blue) (WTR) 217\n",
+            &fab_sections(),
+        );
+        assert_eq!(parsed.warnings, []);
+        assert_eq!(
+            parsed.entries,
+            [
+                with_printing(entry(2, "hero", 1, "Dorinthea Ironsong"), "WTR", "113"),
+                entry(5, "arena", 1, "Dawnblade"),
+                entry(8, "deck", 3, "Sink Below (red)"),
+                with_printing(entry(9, "deck", 3, "Sink Below (Blue)"), "WTR", "217"),
+            ]
+        );
+        let plain = parse("3 Sink Below (yellow)\n", &fab_sections());
+        assert_eq!(plain.entries, [entry(1, "deck", 3, "Sink Below (yellow)")]);
+        let list = DeckList {
+            sections: fab_sections()
+                .into_iter()
+                .zip([
+                    vec![printed(1, "Dorinthea Ironsong", "wtr", "113")],
+                    vec![],
+                    vec![card(3, "Sink Below (red)")],
+                    vec![],
+                    vec![],
+                ])
+                .collect(),
+        };
+        assert_eq!(
+            render(&list),
+            "Hero\n1 Dorinthea Ironsong (WTR) 113\n\nDeck\n3 Sink Below (red)\n"
         );
     }
 

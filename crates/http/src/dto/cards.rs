@@ -25,9 +25,51 @@ pub struct CardIdentifierDto {
     pub set: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collector_number: Option<String>,
+    /// With `name`: 1, 2, 3 or the colour (`fab`: `red`, `yellow`, `blue`).
+    #[serde(
+        default,
+        deserialize_with = "text_or_number",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<String>)]
+    pub pitch: Option<String>,
+    /// `fab`'s card identifier (`sink-below-red`), matched as `catalog_b_id`.
+    #[serde(
+        default,
+        rename = "cardIdentifier",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub card_identifier: Option<String>,
+    /// A printing identifier (`WTR216`): set code and number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub print: Option<String>,
+    /// Another name of `set`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_code: Option<String>,
+    /// The TCGplayer product id, matched as `catalog_a_id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcgplayer_id: Option<String>,
 }
 
-/// A `$target` of the eight identifier fields moved out of `$source`: every shape that carries
+/// A field sent as a string or as a number (`"pitch": 1` or `"pitch": "red"`), kept as text.
+pub(crate) fn text_or_number<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(serde_json::Number),
+    }
+    Ok(
+        Option::<TextOrNumber>::deserialize(deserializer)?.map(|value| match value {
+            TextOrNumber::Text(text) => text,
+            TextOrNumber::Number(number) => number.to_string(),
+        }),
+    )
+}
+
+/// A `$target` of the thirteen identifier fields moved out of `$source`: every shape that carries
 /// a card identifier (this DTO, the card lines and featured cards of deck writes, the domain's
 /// `CardIdentifier`) names them alike, so one list of them serves every conversion.
 macro_rules! identifier_fields {
@@ -41,6 +83,11 @@ macro_rules! identifier_fields {
             name: $source.name,
             set: $source.set,
             collector_number: $source.collector_number,
+            pitch: $source.pitch,
+            card_identifier: $source.card_identifier,
+            print: $source.print,
+            set_code: $source.set_code,
+            tcgplayer_id: $source.tcgplayer_id,
         }
     };
 }

@@ -30,6 +30,14 @@ pub struct CollectionChangeDto {
     name: Option<String>,
     set: Option<String>,
     collector_number: Option<String>,
+    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
+    #[schema(value_type = Option<String>)]
+    pitch: Option<String>,
+    #[serde(rename = "cardIdentifier")]
+    card_identifier: Option<String>,
+    print: Option<String>,
+    set_code: Option<String>,
+    tcgplayer_id: Option<String>,
 }
 
 /// The body of a collection PATCH.

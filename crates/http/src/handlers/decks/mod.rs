@@ -293,6 +293,14 @@ pub struct CardLineDto {
     name: Option<String>,
     set: Option<String>,
     collector_number: Option<String>,
+    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
+    #[schema(value_type = Option<String>)]
+    pitch: Option<String>,
+    #[serde(rename = "cardIdentifier")]
+    card_identifier: Option<String>,
+    print: Option<String>,
+    set_code: Option<String>,
+    tcgplayer_id: Option<String>,
 }
 
 /// A featured card of a deck write.
@@ -314,6 +322,14 @@ pub struct FeaturedDto {
     name: Option<String>,
     set: Option<String>,
     collector_number: Option<String>,
+    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
+    #[schema(value_type = Option<String>)]
+    pitch: Option<String>,
+    #[serde(rename = "cardIdentifier")]
+    card_identifier: Option<String>,
+    print: Option<String>,
+    set_code: Option<String>,
+    tcgplayer_id: Option<String>,
 }
 
 /// The one conversion of a card line: deck writes and export payloads take the same shape.
