@@ -206,20 +206,30 @@ async fn scenario(app: &TestApp) {
             {"section": "maybeboard", "quantity": 3, "name": "Lyra Dawnbringer"}]})
     };
     let mut ids = Vec::new();
-    for (visibility, format) in [
-        ("public", json!("5901af00-a0f7-5199-86cf-5e2d29f800d4")),
-        ("private", Value::Null),
-    ] {
+    // The format by slug, like a check takes it; the write record answers its id.
+    for (visibility, format) in [("public", json!("commander")), ("private", Value::Null)] {
         let (status, _, record) = send(
             app.client
                 .post(app.api("/games/mtg/decks"))
                 .bearer_auth(&alice)
-                .json(&create(visibility, format)),
+                .json(&create(visibility, format.clone())),
         )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{record}");
+        if !format.is_null() {
+            assert_eq!(record["format"], "5901af00-a0f7-5199-86cf-5e2d29f800d4");
+        }
         ids.push(record["id"].as_str().unwrap().to_owned());
     }
+    let (status, _, body) = send(
+        app.client
+            .post(app.api("/games/mtg/decks"))
+            .bearer_auth(&alice)
+            .json(&create("public", json!("oldschool"))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(field_code(&body), ("format".into(), "unknown".into()));
     let deck_check =
         |id: &str, query: &str| app.api(&format!("/games/mtg/decks/{id}/check{query}"));
     let (status, _, report) = send(app.client.get(deck_check(&ids[0], ""))).await;
@@ -254,6 +264,31 @@ async fn scenario(app: &TestApp) {
     assert_eq!(report["problems"], json!([]), "{report}");
     assert_eq!(report["legal"], true);
     assert_eq!(report["as_of"], "2025-01-01T00:00:00Z");
+    // A plain date is the start of that day, UTC.
+    let (status, _, report) = send(
+        app.client
+            .get(deck_check(&ids[1], "?format=vintage&as_of=2025-01-01"))
+            .bearer_auth(&alice),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(report["as_of"], "2025-01-01T00:00:00Z");
+    // PATCH takes a slug too.
+    let (status, _, record) = send(
+        app.client
+            .patch(app.api(&format!("/games/mtg/decks/{}", ids[1])))
+            .bearer_auth(&alice)
+            .json(&json!({"format": "vintage"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{record}");
+    let vintage = formats
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|format| format["slug"] == "vintage")
+        .unwrap();
+    assert_eq!(record["format"], vintage["id"]);
     let (status, _, body) = send(app.client.get(deck_check(&ids[0], "?format=nope"))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(field_code(&body), ("format".into(), "unknown".into()));

@@ -14,6 +14,7 @@ mod export;
 mod fab;
 mod faults;
 mod forks;
+mod format_history;
 mod formats;
 mod gate;
 mod guides;

@@ -326,12 +326,12 @@ impl CatalogRepository for MemoryCatalog {
             catalog.record_legalities(entry, &formats, imported_at, changes);
         }
         for entry in last.values() {
-            if let Some(rules) = entry.text_rules {
+            if let Some(rules) = &entry.text_rules {
                 let key = (game.to_owned(), name_key(&entry.printing.name));
                 if rules.is_default() {
                     tables.text_rules.remove(&key);
                 } else {
-                    tables.text_rules.insert(key, rules);
+                    tables.text_rules.insert(key, rules.clone());
                 }
             }
         }
@@ -358,7 +358,7 @@ impl CatalogRepository for MemoryCatalog {
                     text: tables
                         .text_rules
                         .get(&(game.to_owned(), card.name_key.clone()))
-                        .copied()
+                        .cloned()
                         .unwrap_or_default(),
                     legalities: merge_announced(
                         catalog.legalities.get(card_id).unwrap_or(&BTreeMap::new()),

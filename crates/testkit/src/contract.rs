@@ -51,7 +51,7 @@ use deckhand_domain::catalog::{
     CardPick, CatalogCounts, CatalogEntry, Preference, PrintingKeys, format_id,
 };
 use deckhand_domain::formats::{
-    CardFacts, CardTextRules, CopyAllowance, Legality, LegalityChange, seeds,
+    CardFacts, CardTextRules, CopyAllowance, Legality, LegalityChange, PartnerAbility, seeds,
 };
 
 /// What the suite runs against: a store that stays alive while a test uses its repositories.
@@ -805,6 +805,7 @@ pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
     hounds.text_rules = Some(CardTextRules {
         copies: CopyAllowance::UpTo(3),
         can_be_commander: false,
+        partner: PartnerAbility::None,
     });
     hounds.color_identity = vec!["W".into(), "G".into()];
     let plain = printing(Uuid::new_v4(), "Plain Card", "tst", "2");
@@ -853,12 +854,31 @@ pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
     hounds.text_rules = Some(CardTextRules {
         copies: CopyAllowance::Any,
         can_be_commander: true,
+        partner: PartnerAbility::With("test friend".into()),
     });
     repos.catalog.upsert("mtg", &[rats, hounds], at).await?;
     let facts = facts_by_name(repos, &ids).await?;
     assert!(facts["Relentless Rats"].text.is_default());
     assert_eq!(facts["Test Hounds"].text.copies, CopyAllowance::Any);
     assert!(facts["Test Hounds"].text.can_be_commander);
+    assert_eq!(
+        facts["Test Hounds"].text.partner,
+        PartnerAbility::With("test friend".into())
+    );
+    // Partners seeded for files without rules text, by name.
+    let thrasios = printing(Uuid::new_v4(), "Thrasios, Triton Hero", "c16", "46");
+    let pir = printing(Uuid::new_v4(), "Pir, Imaginative Rascal", "bbd", "73");
+    let pair = [thrasios.printing.card_id, pir.printing.card_id];
+    repos.catalog.upsert("mtg", &[thrasios, pir], at).await?;
+    let facts = facts_by_name(repos, &pair).await?;
+    assert_eq!(
+        facts["Thrasios, Triton Hero"].text.partner,
+        PartnerAbility::Any
+    );
+    assert_eq!(
+        facts["Pir, Imaginative Rascal"].text.partner,
+        PartnerAbility::With("toothy, imaginary friend".into())
+    );
     assert!(repos.catalog.card_facts("lorcana", &ids).await?.is_empty());
     Ok(())
 }

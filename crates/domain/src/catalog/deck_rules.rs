@@ -71,13 +71,25 @@ pub enum CopyAllowance {
     UpTo(u32),
 }
 
+/// Whether a card may share the command zone (Commander's partner rules).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
+pub enum PartnerAbility {
+    #[default]
+    None,
+    /// "Partner": with any other card that has it.
+    Any,
+    /// "Partner with NAME": with that card (its name key).
+    With(String),
+}
+
 /// What a card's rules text says about deck building, derived once (at import from
 /// `oracle_text`, or seeded by a migration), never per check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct CardTextRules {
     pub copies: CopyAllowance,
     /// "... can be your commander" on a card that is no legendary creature.
     pub can_be_commander: bool,
+    pub partner: PartnerAbility,
 }
 
 impl CardTextRules {
@@ -188,6 +200,7 @@ pub fn text_rules(oracle_text: &str) -> CardTextRules {
     let text = oracle_text.to_lowercase();
     let mut rules = CardTextRules {
         can_be_commander: text.contains("can be your commander"),
+        partner: partner(&text),
         ..CardTextRules::default()
     };
     if text.contains("a deck can have any number of cards named") {
@@ -199,6 +212,33 @@ pub fn text_rules(oracle_text: &str) -> CardTextRules {
         }
     }
     rules
+}
+
+/// The partner ability of a (lower-cased) rules text: a line "Partner" (reminder text aside),
+/// or "Partner with NAME".
+fn partner(text: &str) -> PartnerAbility {
+    for line in text.lines() {
+        let ability = line.split(" (").next().unwrap_or(line).trim();
+        if ability == "partner" {
+            return PartnerAbility::Any;
+        }
+        if let Some(name) = ability.strip_prefix("partner with ") {
+            return PartnerAbility::With(crate::catalog::name_key(name));
+        }
+    }
+    PartnerAbility::None
+}
+
+/// Whether two commanders may lead a deck together: both have Partner, or one is the other's
+/// "Partner with".
+pub fn partners(a: &CardFacts, b: &CardFacts) -> bool {
+    let names = |card: &CardFacts| crate::catalog::name_key(&card.name);
+    match (&a.text.partner, &b.text.partner) {
+        (PartnerAbility::Any, PartnerAbility::Any) => true,
+        (PartnerAbility::With(name), _) if *name == names(b) => true,
+        (_, PartnerAbility::With(name)) => *name == names(a),
+        _ => false,
+    }
 }
 
 fn number(word: &str) -> Option<u32> {

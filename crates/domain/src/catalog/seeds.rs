@@ -2,7 +2,9 @@
 //! (`migrations/2026-11-26-000100_format_checks`). The memory store seeds the same values,
 //! and the repository contract suite holds both stores to them.
 
-use super::deck_rules::{CardTextRules, CommanderRules, CopyAllowance, FormatRules};
+use super::deck_rules::{
+    CardTextRules, CommanderRules, CopyAllowance, FormatRules, PartnerAbility,
+};
 
 /// The deck rules of an `mtg` format, `None` for a format shipped without rules.
 pub fn mtg_rules(slug: &str) -> Option<FormatRules> {
@@ -19,7 +21,7 @@ pub fn mtg_rules(slug: &str) -> Option<FormatRules> {
         "commander" => Some(FormatRules {
             main_min: 0,
             main_max: None,
-            sideboard_max: None,
+            sideboard_max: Some(0),
             copy_limit: 1,
             singleton: true,
             commander: Some(CommanderRules {
@@ -37,37 +39,87 @@ pub fn mtg_rules(slug: &str) -> Option<FormatRules> {
 pub fn mtg_text_rules() -> Vec<(&'static str, CardTextRules)> {
     let any = CardTextRules {
         copies: CopyAllowance::Any,
-        can_be_commander: false,
+        ..CardTextRules::default()
     };
     let commander = CardTextRules {
-        copies: CopyAllowance::Format,
         can_be_commander: true,
+        ..CardTextRules::default()
     };
-    vec![
-        ("Relentless Rats", any),
-        ("Rat Colony", any),
-        ("Persistent Petitioners", any),
-        ("Shadowborn Apostle", any),
-        ("Dragon's Approach", any),
-        ("Slime Against Humanity", any),
+    let partner = CardTextRules {
+        partner: PartnerAbility::Any,
+        ..CardTextRules::default()
+    };
+    let partner_with = |name: &str, can_be_commander: bool| CardTextRules {
+        partner: PartnerAbility::With(super::name_key(name)),
+        can_be_commander,
+        ..CardTextRules::default()
+    };
+    let mut rules = vec![
+        ("Relentless Rats", any.clone()),
+        ("Rat Colony", any.clone()),
+        ("Persistent Petitioners", any.clone()),
+        ("Shadowborn Apostle", any.clone()),
+        ("Dragon's Approach", any.clone()),
+        ("Slime Against Humanity", any.clone()),
         (
             "Seven Dwarves",
             CardTextRules {
                 copies: CopyAllowance::UpTo(7),
-                can_be_commander: false,
+                ..CardTextRules::default()
             },
         ),
         (
             "Nazgûl",
             CardTextRules {
                 copies: CopyAllowance::UpTo(9),
-                can_be_commander: false,
+                ..CardTextRules::default()
             },
         ),
-        ("Daretti, Scrap Savant", commander),
-        ("Freyalise, Llanowar's Fury", commander),
-        ("Nahiri, the Lithomancer", commander),
-        ("Ob Nixilis of the Black Oath", commander),
-        ("Teferi, Temporal Archmage", commander),
-    ]
+        ("Daretti, Scrap Savant", commander.clone()),
+        ("Freyalise, Llanowar's Fury", commander.clone()),
+        ("Nahiri, the Lithomancer", commander.clone()),
+        ("Ob Nixilis of the Black Oath", commander.clone()),
+        ("Teferi, Temporal Archmage", commander.clone()),
+    ];
+    // Commander 2016's partners.
+    for name in MTG_PARTNERS {
+        rules.push((name, partner.clone()));
+    }
+    // Battlebond's legendary "Partner with" pairs (Will and Rowan Kenrith can also be
+    // commanders, as their text says).
+    for (a, b) in MTG_PARTNER_PAIRS {
+        let walker = a.ends_with("Kenrith");
+        rules.push((a, partner_with(b, walker)));
+        rules.push((b, partner_with(a, walker)));
+    }
+    rules
 }
+
+/// The cards with Partner in the bundled 2019 file (all of Commander 2016's).
+pub const MTG_PARTNERS: [&str; 15] = [
+    "Akiri, Line-Slinger",
+    "Bruse Tarl, Boorish Herder",
+    "Ikra Shidiqi, the Usurper",
+    "Ishai, Ojutai Dragonspeaker",
+    "Kraum, Ludevic's Opus",
+    "Kydele, Chosen of Kruphix",
+    "Ludevic, Necro-Alchemist",
+    "Ravos, Soultender",
+    "Reyhan, Last of the Abzan",
+    "Sidar Kondo of Jamuraa",
+    "Silas Renn, Seeker Adept",
+    "Tana, the Bloodsower",
+    "Thrasios, Triton Hero",
+    "Tymna the Weaver",
+    "Vial Smasher the Fierce",
+];
+
+/// The legendary "Partner with" pairs of the bundled 2019 file (Battlebond's).
+pub const MTG_PARTNER_PAIRS: [(&str, &str); 6] = [
+    ("Gorm the Great", "Virtus the Veiled"),
+    ("Khorvath Brightflame", "Sylvia Brightspear"),
+    ("Krav, the Unredeemed", "Regna, the Redeemer"),
+    ("Okaun, Eye of Chaos", "Zndrsplt, Eye of Wisdom"),
+    ("Pir, Imaginative Rascal", "Toothy, Imaginary Friend"),
+    ("Rowan Kenrith", "Will Kenrith"),
+];

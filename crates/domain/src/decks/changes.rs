@@ -72,6 +72,9 @@ pub(crate) struct CheckedChanges {
     pub name: Option<String>,
     pub notes: Option<String>,
     pub visibility: Option<Visibility>,
+    /// The format as sent (a slug or an id), within its bounds; [`Self::format`] is the id it
+    /// names once the game's formats have been asked.
+    pub format_reference: Patch<String>,
     pub format: Patch<uuid::Uuid>,
     pub youtube_url: Patch<String>,
     pub thumbnail: Patch<String>,
@@ -120,12 +123,19 @@ impl DeckChanges {
         let visibility = v.check_sent(self.visibility.as_deref(), |levels| {
             Visibility::parse_levels("visibility", levels)
         });
-        let format = v
-            .check(
-                self.format
-                    .as_ref()
-                    .try_map(|id| validation::uuid("format", id, "must be a format id (a UUID)")),
-            )
+        let format_reference = v
+            .check(self.format.as_ref().try_map(|reference| {
+                let reference = reference.trim();
+                if reference.is_empty() || reference.chars().count() > 64 {
+                    Err(FieldViolation::new(
+                        "format",
+                        "invalid",
+                        "must be a format's slug or id",
+                    ))
+                } else {
+                    Ok(reference.to_owned())
+                }
+            }))
             .unwrap_or_default();
         let provider = self.source_provider.as_deref().and_then(|provider| {
             let known = provider == "manual" || policy.source_providers.contains(provider);
@@ -146,7 +156,8 @@ impl DeckChanges {
             name,
             notes,
             visibility,
-            format,
+            format: Patch::Keep,
+            format_reference,
             youtube_url: optional_text(&mut v, "youtube_url", &self.youtube_url, 500),
             thumbnail: optional_text(&mut v, "thumbnail", &self.thumbnail, 255),
             legal: self.legal,
@@ -218,7 +229,7 @@ mod tests {
             source_external_version: Patch::Set("v".repeat(33)),
             source_provider: Some("elsewhere".into()),
             visibility: Some(vec![]),
-            format: Patch::Set("not-a-uuid".into()),
+            format: Patch::Set(" ".into()),
             ..DeckChanges::default()
         };
         assert_eq!(

@@ -106,8 +106,8 @@ impl DeckService {
         changes: DeckChanges,
     ) -> Result<Deck, CreateDeckError> {
         let owner = principal.acting_user().ok_or(CreateDeckError::NoUser)?;
-        let checked = changes.check(&self.policy, true)?;
-        self.check_format(game, &checked).await?;
+        let mut checked = changes.check(&self.policy, true)?;
+        self.check_format(game, &mut checked).await?;
         let (cards, featured) = self.resolve(game, &changes).await?;
         let now = self.system.clock.now();
         let content = DeckContent {
@@ -233,8 +233,8 @@ impl DeckService {
         changes: DeckChanges,
         if_match: Option<i32>,
     ) -> Result<Deck, SaveDeckError> {
-        let checked = changes.check(&self.policy, false)?;
-        self.check_format(game, &checked).await?;
+        let mut checked = changes.check(&self.policy, false)?;
+        self.check_format(game, &mut checked).await?;
         let (cards, featured) = self.resolve(game, &changes).await?;
         let writer = principal.acting_user();
         let origin = Origin::of(principal, self.system.ids.as_ref());
@@ -539,20 +539,26 @@ impl DeckService {
         deckhand_auth::hmac_sha256(&self.visitor_key, text.as_bytes())
     }
 
+    /// The format `checked` names, by slug or id as a check takes it, as its id.
     async fn check_format(
         &self,
         game: &Game,
-        checked: &CheckedChanges,
+        checked: &mut CheckedChanges,
     ) -> Result<(), ContentError> {
-        if let Patch::Set(format_id) = checked.format {
-            let format = self.catalog.format(game, &format_id.to_string()).await?;
-            if format.is_none() {
-                let message = format!("{} has no format {format_id}", game.slug);
-                return Err(
-                    Violations(vec![FieldViolation::new("format", "unknown", message)]).into(),
-                );
-            }
-        }
+        checked.format = match &checked.format_reference {
+            Patch::Set(reference) => match self.catalog.format(game, reference).await? {
+                Some(format) => Patch::Set(format.id),
+                None => {
+                    let message = format!("{} has no format {reference}", game.slug);
+                    return Err(Violations(vec![FieldViolation::new(
+                        "format", "unknown", message,
+                    )])
+                    .into());
+                }
+            },
+            Patch::Clear => Patch::Clear,
+            Patch::Keep => Patch::Keep,
+        };
         Ok(())
     }
 

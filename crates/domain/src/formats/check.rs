@@ -41,6 +41,7 @@ pub enum Rule {
     Commander,
     ColorIdentity,
     Unresolved,
+    LegalityUnknown,
 }
 
 impl Rule {
@@ -56,6 +57,7 @@ impl Rule {
             Self::Commander => "commander",
             Self::ColorIdentity => "color_identity",
             Self::Unresolved => "unresolved",
+            Self::LegalityUnknown => "legality_unknown",
         }
     }
 }
@@ -292,12 +294,24 @@ fn card_rules(
             format!("{name} is restricted in {format_name}: at most 1 copy, not {count}"),
         )),
         Some(Legality::Restricted) => {}
-        Some(Legality::NotLegal) | None => problems.push(card_problem(
+        Some(Legality::NotLegal) => problems.push(card_problem(
             Rule::NotLegal,
             card,
             Some(count),
             Some(0),
             format!("{name} is not legal in {format_name}"),
+        )),
+        // Unknown is not illegal: the history holds nothing for this card and format then
+        // (a catalog file older than the format, say).
+        None => problems.push(card_problem(
+            Rule::LegalityUnknown,
+            card,
+            Some(count),
+            None,
+            format!(
+                "{name}: no legality in {format_name} is recorded as of {}",
+                as_of.date()
+            ),
         )),
     }
 }
@@ -324,6 +338,26 @@ fn commanders(
                 rules.count_max
             ),
         ));
+    }
+    // Two commanders only as partners; the second is the problem.
+    if let [(_, first), (_, second)] = chosen.as_slice()
+        && count == 2
+        && first.card_id != second.card_id
+        && !super::partners(first, second)
+    {
+        let mut problem = card_problem(
+            Rule::Commander,
+            second,
+            None,
+            None,
+            format!(
+                "{} cannot be a second commander beside {}: neither has Partner with the other, \
+                 and they do not both have Partner",
+                second.name, first.name
+            ),
+        );
+        problem.section = Some(COMMANDER_SECTION.to_owned());
+        problems.push(problem);
     }
     let mut seen = BTreeSet::new();
     for (_, card) in &chosen {

@@ -10,7 +10,7 @@ mod tests;
 /// The data a check reads lives with the catalog (formats and cards own it); named here too.
 pub use crate::catalog::deck_rules::{
     CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, Legality, LegalityChange,
-    recorded_at, text_rules,
+    PartnerAbility, partners, recorded_at, text_rules,
 };
 pub use crate::catalog::seeds;
 pub use check::{CheckLine, Problem, ProblemCard, Rule, check};

@@ -47,7 +47,7 @@ fn commander_rules() -> FormatRules {
     FormatRules {
         main_min: 0,
         main_max: None,
-        sideboard_max: None,
+        sideboard_max: Some(0),
         copy_limit: 1,
         singleton: true,
         commander: Some(CommanderRules {
@@ -414,12 +414,59 @@ fn a_rare_in_pauper_is_not_legal() {
     assert_eq!(rules_of(&problems), [("not_legal", Some("Tarmogoyf"))]);
 }
 
+/// Unknown is not illegal: no record for the format (a file older than the format) is its
+/// own problem, and its message says so.
 #[test]
-fn a_format_the_card_has_no_record_for_is_not_legal() {
+fn a_format_the_card_has_no_record_for_is_a_legality_unknown_problem() {
     let mut goyf = tarmogoyf();
     goyf.legalities.clear();
     let problems = modern_base().main(4, goyf).check("modern", &constructed());
-    assert_eq!(rules_of(&problems), [("not_legal", Some("Tarmogoyf"))]);
+    assert_eq!(
+        rules_of(&problems),
+        [("legality_unknown", Some("Tarmogoyf"))]
+    );
+    assert_eq!((problems[0].count, problems[0].limit), (Some(4), None));
+    assert!(
+        problems[0]
+            .message
+            .contains("no legality in MODERN is recorded"),
+        "{}",
+        problems[0].message
+    );
+}
+
+/// Before a card's first record, an announcement's "before" applies, not its "after".
+#[test]
+fn before_the_first_record_the_announced_before_status_applies() {
+    let mut goyf = tarmogoyf();
+    goyf.legalities.insert(
+        "modern".into(),
+        vec![LegalityChange {
+            from: datetime!(2019-08-30 00:00 UTC),
+            status: Legality::Banned,
+            before: Some(Legality::Legal),
+        }],
+    );
+    assert_eq!(
+        goyf.legality("modern", datetime!(2019-01-01 00:00 UTC)),
+        Some(Legality::Legal)
+    );
+    assert_eq!(
+        goyf.legality("modern", datetime!(2019-08-30 00:00 UTC)),
+        Some(Legality::Banned)
+    );
+    // An imported record has no "before": its own status applies before it.
+    goyf.legalities.insert(
+        "legacy".into(),
+        vec![LegalityChange::recorded(
+            datetime!(2019-04-01 00:00 UTC),
+            Legality::Banned,
+        )],
+    );
+    assert_eq!(
+        goyf.legality("legacy", datetime!(2019-01-01 00:00 UTC)),
+        Some(Legality::Banned)
+    );
 }
 
 /// 100 red singleton cards with Krenko as commander: 1 commander + 99.
@@ -496,6 +543,122 @@ fn commander_count_and_deck_size() {
     assert_eq!(
         rules_of(&no_commander.check("commander", &commander_rules())),
         [("commander", None)]
+    );
+}
+
+/// Two red commanders with `krenko`'s deck minus one Mountain.
+fn two_commanders(first: CardFacts, second: CardFacts) -> Deck {
+    let mut deck = Deck::new()
+        .add("commander", 1, first)
+        .add("commander", 1, second)
+        .main(39, mountain_basic());
+    for n in 0..59 {
+        deck = deck.main(1, mountain(n));
+    }
+    deck
+}
+
+fn red_legend(id: &str, name: &str, partner: PartnerAbility) -> CardFacts {
+    let mut legend = card(
+        id,
+        name,
+        "Legendary Creature — Human",
+        "R",
+        [N, L, L, L, N, L],
+    );
+    legend.text.partner = partner;
+    legend
+}
+
+#[test]
+fn two_commanders_only_as_partners() {
+    // Krenko beside Thalia (no Partner): the second is the problem.
+    let mut thalia_red = thalia();
+    thalia_red.color_identity = vec!["R".into()];
+    let problems = two_commanders(krenko(), thalia_red).check("commander", &commander_rules());
+    assert_eq!(
+        rules_of(&problems),
+        [("commander", Some("Thalia, Guardian of Thraben"))]
+    );
+    assert_eq!(problems[0].section.as_deref(), Some("commander"));
+
+    let any = |id, name| red_legend(id, name, PartnerAbility::Any);
+    let both = two_commanders(
+        any("00000000-0000-4000-8000-000000000001", "Tymna the Weaver"),
+        any(
+            "00000000-0000-4000-8000-000000000002",
+            "Thrasios, Triton Hero",
+        ),
+    );
+    assert_eq!(both.check("commander", &commander_rules()), Vec::new());
+    // Partner on one side only is not enough.
+    let one = two_commanders(
+        any("00000000-0000-4000-8000-000000000001", "Tymna the Weaver"),
+        krenko(),
+    );
+    assert_eq!(
+        rules_of(&one.check("commander", &commander_rules())),
+        [("commander", Some("Krenko, Mob Boss"))]
+    );
+    let with =
+        |id, name, other: &str| red_legend(id, name, PartnerAbility::With(other.to_lowercase()));
+    let pair = two_commanders(
+        with(
+            "00000000-0000-4000-8000-000000000003",
+            "Pir, Imaginative Rascal",
+            "Toothy, Imaginary Friend",
+        ),
+        with(
+            "00000000-0000-4000-8000-000000000004",
+            "Toothy, Imaginary Friend",
+            "Pir, Imaginative Rascal",
+        ),
+    );
+    assert_eq!(pair.check("commander", &commander_rules()), Vec::new());
+    // "Partner with" names one card only.
+    let stranger = two_commanders(
+        with(
+            "00000000-0000-4000-8000-000000000003",
+            "Pir, Imaginative Rascal",
+            "Toothy, Imaginary Friend",
+        ),
+        any("00000000-0000-4000-8000-000000000001", "Tymna the Weaver"),
+    );
+    assert_eq!(
+        rules_of(&stranger.check("commander", &commander_rules())),
+        [("commander", Some("Tymna the Weaver"))]
+    );
+}
+
+#[test]
+fn a_commander_deck_has_no_sideboard() {
+    let deck = commander_deck(krenko()).add("sideboard", 1, bolt());
+    let problems = deck.check("commander", &commander_rules());
+    assert_eq!(rules_of(&problems), [("sideboard_size", None)]);
+    assert_eq!((problems[0].count, problems[0].limit), (Some(1), Some(0)));
+    assert_eq!(
+        seeds::mtg_rules("commander").unwrap().sideboard_max,
+        Some(0)
+    );
+}
+
+#[test]
+fn partner_abilities_are_read_from_rules_text() {
+    assert_eq!(
+        text_rules("Partner (You can have two commanders if both have partner.)").partner,
+        PartnerAbility::Any
+    );
+    assert_eq!(
+        text_rules(
+            "Flying\nPartner with Toothy, Imaginary Friend (When this creature enters the battlefield, target player may put Toothy into their hand from their library, then shuffle.)"
+        )
+        .partner,
+        PartnerAbility::With("toothy, imaginary friend".into())
+    );
+    assert_eq!(
+        text_rules("Whenever another creature you control dies, it deals damage to its partner.")
+            .partner,
+        PartnerAbility::None
     );
 }
 

@@ -19,7 +19,8 @@ pub struct ProblemCardDto {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ProblemDto {
     /// `main_size`, `sideboard_size`, `deck_size`, `copy_limit`, `banned`, `not_legal`,
-    /// `restricted`, `commander`, `color_identity` or `unresolved`.
+    /// `restricted`, `commander`, `color_identity`, `unresolved` or `legality_unknown` (no
+    /// legality recorded for the card in the format at `as_of`: unknown, not illegal).
     rule: &'static str,
     section: Option<String>,
     card: Option<ProblemCardDto>,

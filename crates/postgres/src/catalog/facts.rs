@@ -7,6 +7,7 @@ use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogEntry, name_key};
 use deckhand_domain::formats::{
     CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, Legality, LegalityChange,
+    PartnerAbility,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -91,6 +92,7 @@ macro_rules! facts_select {
         "SELECT c.card_id, c.name, c.type_line, c.color_identity,
        coalesce(r.any_number, false) AS any_number, r.copies_max,
        coalesce(r.can_be_commander, false) AS can_be_commander,
+       coalesce(r.partner, false) AS partner, r.partner_with,
        coalesce(h.formats, '{}') AS formats, coalesce(h.statuses, '{}') AS statuses,
        coalesce(h.valid_froms, '{}') AS valid_froms, coalesce(h.befores, '{}') AS befores
 FROM catalog_cards c
@@ -135,6 +137,10 @@ pub(super) struct FactsRow {
     copies_max: Option<i32>,
     #[diesel(sql_type = Bool)]
     can_be_commander: bool,
+    #[diesel(sql_type = Bool)]
+    partner: bool,
+    #[diesel(sql_type = Nullable<Text>)]
+    partner_with: Option<String>,
     #[diesel(sql_type = Array<Text>)]
     formats: Vec<String>,
     #[diesel(sql_type = Array<Text>)]
@@ -180,6 +186,11 @@ impl FactsRow {
             text: CardTextRules {
                 copies,
                 can_be_commander: self.can_be_commander,
+                partner: match (self.partner, self.partner_with) {
+                    (_, Some(name)) => PartnerAbility::With(name),
+                    (true, None) => PartnerAbility::Any,
+                    (false, None) => PartnerAbility::None,
+                },
             },
             legalities,
         })
@@ -227,12 +238,14 @@ ON CONFLICT (game, card_id, format, valid_from)
 DO UPDATE SET status = excluded.status, source = excluded.source";
 
 const UPSERT_TEXT_RULES: &str = "\
-INSERT INTO card_text_rules (game, name_key, any_number, copies_max, can_be_commander)
-SELECT $1, k.name_key, k.any_number, k.copies_max, k.can_be_commander
-FROM unnest($2::text[], $3::bool[], $4::int8[], $5::bool[])
-    AS k(name_key, any_number, copies_max, can_be_commander)
+INSERT INTO card_text_rules (game, name_key, any_number, copies_max, can_be_commander, partner,
+                             partner_with)
+SELECT $1, k.name_key, k.any_number, k.copies_max, k.can_be_commander, k.partner, k.partner_with
+FROM unnest($2::text[], $3::bool[], $4::int8[], $5::bool[], $6::bool[], $7::text[])
+    AS k(name_key, any_number, copies_max, can_be_commander, partner, partner_with)
 ON CONFLICT (game, name_key) DO UPDATE SET any_number = excluded.any_number,
-    copies_max = excluded.copies_max, can_be_commander = excluded.can_be_commander";
+    copies_max = excluded.copies_max, can_be_commander = excluded.can_be_commander,
+    partner = excluded.partner, partner_with = excluded.partner_with";
 
 const DELETE_TEXT_RULES: &str =
     "DELETE FROM card_text_rules WHERE game = $1 AND name_key = ANY($2::text[])";
@@ -273,10 +286,17 @@ pub(super) async fn record_imported(
         .map_err(error::query)
         .context("recording imported legalities")?;
     }
-    let mut upserted = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut upserted = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
     let mut cleared = Vec::new();
     for entry in cards {
-        let Some(rules) = entry.text_rules else {
+        let Some(rules) = &entry.text_rules else {
             continue;
         };
         let key = name_key(&entry.printing.name);
@@ -293,6 +313,13 @@ pub(super) async fn record_imported(
         upserted.1.push(any);
         upserted.2.push(max);
         upserted.3.push(rules.can_be_commander);
+        let (partner, partner_with) = match &rules.partner {
+            PartnerAbility::None => (false, None),
+            PartnerAbility::Any => (true, None),
+            PartnerAbility::With(name) => (false, Some(name.clone())),
+        };
+        upserted.4.push(partner);
+        upserted.5.push(partner_with);
     }
     if !upserted.0.is_empty() {
         Statement::new(
@@ -303,6 +330,8 @@ pub(super) async fn record_imported(
                 Bind::Bools(upserted.1),
                 Bind::OptionalInts(upserted.2),
                 Bind::Bools(upserted.3),
+                Bind::Bools(upserted.4),
+                Bind::OptionalTexts(upserted.5),
             ],
         )
         .execute(conn)

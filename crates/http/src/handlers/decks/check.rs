@@ -15,13 +15,24 @@ use crate::state::HttpState;
 pub struct CheckQuery {
     /// A format of the game by slug or id; default the deck's own.
     format: Option<String>,
-    /// RFC 3339; the legalities in force then apply. Default now.
-    #[param(format = DateTime)]
+    /// RFC 3339, or a date (`2019-03-01`: the start of that day, UTC); the legalities in
+    /// force then apply. Default now.
     as_of: Option<String>,
 }
 
-/// `as_of` as the check uses it: UTC, to the microsecond (what timestamps carry everywhere).
+/// `as_of` as the check uses it: UTC, to the microsecond (what timestamps carry everywhere);
+/// a date is the start of that day.
 pub(crate) fn as_of(value: &Option<String>) -> Result<Option<OffsetDateTime>, ApiError> {
+    let day = value.as_deref().and_then(|text| {
+        time::Date::parse(
+            text,
+            time::macros::format_description!("[year]-[month]-[day]"),
+        )
+        .ok()
+    });
+    if let Some(day) = day {
+        return Ok(Some(day.midnight().assume_utc()));
+    }
     let mut v = Violations::default();
     let at = instant("as_of", value, &mut v);
     v.into_result(())?;

@@ -26,8 +26,8 @@ pub struct CheckListBody {
     cards: Option<Vec<CardLineDto>>,
     /// A deck list in any form `docs/deck-text-format.md` reads.
     text: Option<String>,
-    /// RFC 3339; the legalities in force then apply. Default now.
-    #[schema(format = DateTime)]
+    /// RFC 3339, or a date (`2019-03-01`: the start of that day, UTC); the legalities in
+    /// force then apply. Default now.
     as_of: Option<String>,
 }
 

@@ -367,7 +367,7 @@ pub struct DeckBody {
     /// Exactly one of `public`, `unlisted`, `private` (default `private`).
     #[schema(value_type = Option<Vec<crate::dto::names::VisibilityName>>, min_items = 1, max_items = 1)]
     visibility: Option<Vec<String>>,
-    /// A format id of the deck's game, or null.
+    /// A format of the deck's game, by slug or id (the deck answers its id), or null.
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     format: Option<Option<String>>,
