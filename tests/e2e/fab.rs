@@ -155,3 +155,44 @@ async fn fab_imports_resolves_and_round_trips_in_memory() {
 async fn fab_imports_resolves_and_round_trips_on_postgres() {
     fab_imports_resolves_and_round_trips(TestApp::postgres().await).await;
 }
+
+/// `cargo run`'s demo: a public Dorinthea Ironsong deck in Classic Constructed, every card of it
+/// resolved from the bundled fab catalog.
+#[tokio::test]
+async fn the_demo_seeds_a_classic_constructed_dorinthea_deck() {
+    let app = TestApp::memory().await;
+    let demo = app.admin(&["demo", "seed"]).await.unwrap();
+    let id = demo["fab_deck_id"].as_str().unwrap();
+    let (status, _, deck) = send(
+        app.client
+            .get(app.api(&format!("/games/fab/decks/{id}?expand=cards"))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{deck}");
+    assert_eq!(deck["name"], "Dorinthea Ironsong");
+    assert_eq!(deck["format"]["slug"], "cc");
+    let (_, _, list) = send(app.client.get(app.api("/games/fab/decks?include=summary"))).await;
+    let item = &list["data"][0];
+    assert_eq!(item["id"], id);
+    assert_eq!(
+        item["section_counts"],
+        json!({"hero": 1, "arena": 3, "deck": 69})
+    );
+    assert_eq!(item["colors"], json!(["red", "yellow", "blue"]));
+    let sections: Vec<(&str, u64)> = deck["expanded_cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|section| {
+            (
+                section["label"].as_str().unwrap(),
+                section["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sections, [("Hero", 1), ("Arena", 3), ("Deck", 69)]);
+    assert_eq!(
+        deck["expanded_cards"][0]["cards"][0]["name"],
+        "Dorinthea Ironsong"
+    );
+}

@@ -1,11 +1,12 @@
 //! The demo data set: the bundled catalog, a user and a personal access token holding every
 //! scope, a partner of that user (every scope, every game) with an API key, and two decks over
 //! real cards (one public with a guide, one private) and a public sideboard guide with two
-//! matchups on the public deck, so that a fresh `cargo run` can be tried at once.
+//! matchups on the public deck, and a public Flesh and Blood deck (Dorinthea Ironsong, legal in
+//! Classic Constructed), so that a fresh `cargo run` can be tried at once.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use deckhand_domain::catalog::CardIdentifier;
+use deckhand_domain::catalog::{CardIdentifier, format_id};
 use deckhand_domain::decks::{CardLineInput, DeckChanges, ForkRequest, GuideInput};
 use deckhand_domain::identity::{
     GameScopes, NewPartnerRequest, NewPatRequest, PartnerSlug, Principal, Scope, Scopes, User,
@@ -36,6 +37,8 @@ pub struct DemoCredentials {
     pub fork_deck_id: String,
     /// The public sideboard guide on the public deck.
     pub sideboard_guide_id: String,
+    /// The public `fab` deck: Dorinthea Ironsong in Classic Constructed.
+    pub fab_deck_id: String,
 }
 
 impl std::fmt::Debug for DemoCredentials {
@@ -50,6 +53,7 @@ impl std::fmt::Debug for DemoCredentials {
             .field("private_deck_id", &self.private_deck_id)
             .field("fork_deck_id", &self.fork_deck_id)
             .field("sideboard_guide_id", &self.sideboard_guide_id)
+            .field("fab_deck_id", &self.fab_deck_id)
             .finish_non_exhaustive()
     }
 }
@@ -101,6 +105,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         .await?;
     let (public_deck_id, private_deck_id, fork_deck_id) = seed_decks(services, &user).await?;
     let sideboard_guide_id = seed_sideboard_guide(services, &user, &public_deck_id).await?;
+    let fab_deck_id = seed_fab_deck(services, &user).await?;
     Ok(DemoCredentials {
         user_id: user.id.to_string(),
         username: user.username.as_str().to_owned(),
@@ -115,6 +120,7 @@ pub async fn seed(services: &Services) -> anyhow::Result<DemoCredentials> {
         private_deck_id,
         fork_deck_id,
         sideboard_guide_id,
+        fab_deck_id,
     })
 }
 
@@ -238,6 +244,69 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
     ))
 }
 
+/// A `fab` card by its printed name and pitch (1 red, 2 yellow, 3 blue).
+fn pitched(section: &str, quantity: u32, name: &str, pitch: u8) -> CardLineInput {
+    let mut line = line(section, quantity, name);
+    line.identifier.pitch = Some(pitch.to_string());
+    line
+}
+
+/// Dorinthea Ironsong's Welcome to Rathe Warrior deck: her hero card, her sword and two pieces
+/// of equipment in the arena, and 69 cards (23 cards, three copies each) in the deck, every one
+/// legal in Classic Constructed and for her.
+pub fn dorinthea_cards() -> Vec<CardLineInput> {
+    let mut cards = vec![
+        line("hero", 1, "Dorinthea Ironsong"),
+        line("arena", 1, "Dawnblade"),
+        line("arena", 1, "Braveforge Bracers"),
+        line("arena", 1, "Refraction Bolters"),
+    ];
+    let deck: [(&str, &[u8]); 9] = [
+        ("Biting Blade", &[1, 2, 3]),
+        ("Driving Blade", &[1, 2, 3]),
+        ("Ironsong Response", &[1, 2, 3]),
+        ("Overpower", &[1, 2]),
+        ("Sharpen Steel", &[1, 2, 3]),
+        ("Steelblade Shunt", &[1, 2, 3]),
+        ("Stroke of Foresight", &[1, 3]),
+        ("Warrior's Valor", &[1, 2]),
+        ("Sink Below", &[1, 3]),
+    ];
+    for (name, pitches) in deck {
+        cards.extend(pitches.iter().map(|&pitch| pitched("deck", 3, name, pitch)));
+    }
+    cards
+}
+
+/// The public `fab` demo deck; returns its id.
+async fn seed_fab_deck(services: &Services, owner: &User) -> anyhow::Result<String> {
+    let game = services.catalog.game("fab").await?;
+    let principal =
+        Principal::personal_access_token(owner, Scope::ALL.into_iter().collect::<Scopes>());
+    let deck = services
+        .decks
+        .create(
+            &principal,
+            &game,
+            DeckChanges {
+                name: Some("Dorinthea Ironsong".into()),
+                notes: Some(
+                    "A Classic Constructed Warrior deck from Welcome to Rathe, built from the \
+                     bundled fab catalog."
+                        .into(),
+                ),
+                visibility: Some(vec!["public".into()]),
+                format: Patch::Set(format_id("fab", "cc").to_string()),
+                legal: Some(true),
+                archetype: Patch::Set("Aggro".into()),
+                cards: Some(dorinthea_cards()),
+                ..DeckChanges::default()
+            },
+        )
+        .await?;
+    Ok(deck.id.to_string())
+}
+
 fn swap(special_card_type: &str, card_name: &str, quantity: i64) -> OverrideInput {
     OverrideInput {
         special_card_type: special_card_type.into(),
@@ -321,7 +390,8 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
          Demo API key:  {api_key}\n\
          OAuth client:  {client_id} (secret {client_secret}, redirect {redirect}; see docs/oauth.md)\n\
          Demo decks:    public {deck}, private {private}, fork {fork} (of the public one)\n\
-         Demo sideboard guide: {guide}\n\n\
+         Demo sideboard guide: {guide}\n\
+         Demo fab deck: {fab_deck} (Dorinthea Ironsong, Classic Constructed)\n\n\
          Try it:\n  curl -s -H 'Authorization: Bearer {token}' {public_url}/api/public/v1/_probe/user\n  \
          curl -s -H 'X-Api-Key: {api_key}' {public_url}/api/public/v1/_probe/partner\n  \
          curl -s '{public_url}/api/public/v1/games/mtg/decks?include=summary'\n  \
@@ -333,6 +403,7 @@ pub fn banner(credentials: &DemoCredentials, public_url: &str) -> String {
         fork = credentials.fork_deck_id,
         private = credentials.private_deck_id,
         guide = credentials.sideboard_guide_id,
+        fab_deck = credentials.fab_deck_id,
         partner = credentials.partner,
         secret = credentials.partner_secret,
         api_key = credentials.partner_api_key,
