@@ -1,3 +1,5 @@
+-- (Numbered 000210: 000200 is also the version of 2026-11-28-000200_commander_partners, and
+-- diesel keys migrations by that number.)
 -- Collections (contract "Collections"): what a user owns of a game, one row per printing and
 -- finish. The `collections` row is the collection itself: its version, and the lock every write
 -- takes first (an upsert that bumps the version), so concurrent writes of one collection run
