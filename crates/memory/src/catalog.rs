@@ -403,6 +403,7 @@ impl CatalogRepository for MemoryCatalog {
         Ok(())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn record_import(&self, event: &EventRecord) -> anyhow::Result<()> {
         self.0.lock().events.record(event);
         Ok(())
