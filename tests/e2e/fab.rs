@@ -196,3 +196,48 @@ async fn the_demo_seeds_a_classic_constructed_dorinthea_deck() {
         "Dorinthea Ironsong"
     );
 }
+
+/// The whole real file (`../shared/data/fab`, beside the checkout): every record reads, card
+/// backs are skipped, and a second import changes nothing. Prints how long each import took.
+async fn the_whole_file_imports(app: TestApp) {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared/data/fab/fab-cards-3.8.6.jsonl.gz"))
+        .find(|path| path.is_file())
+        .expect("shared/data/fab/fab-cards-3.8.6.jsonl.gz beside the checkout");
+    let file = file.to_str().unwrap().to_owned();
+    let args = [
+        "catalog",
+        "import",
+        "--game",
+        "fab",
+        "--source",
+        "fab-cards",
+        "--as-of",
+        "2026-05-16",
+        &file,
+    ];
+    let started = std::time::Instant::now();
+    let first = app.admin(&args).await.unwrap();
+    let once = started.elapsed();
+    assert_eq!(
+        first,
+        json!({"game": "fab", "cards": 4656, "printings": 15488, "read": 4682, "skipped": 26})
+    );
+    let started = std::time::Instant::now();
+    assert_eq!(app.admin(&args).await.unwrap(), first);
+    eprintln!(
+        "fab import: {once:?} the first time, {:?} again",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn the_whole_file_imports_in_memory() {
+    the_whole_file_imports(TestApp::memory().await).await;
+}
+
+#[tokio::test]
+async fn the_whole_file_imports_on_postgres() {
+    the_whole_file_imports(TestApp::postgres().await).await;
+}
