@@ -18,6 +18,9 @@ const API: &str = "/api/public/v1";
 const GAME: &str = "mtg";
 /// A format of [`GAME`] with rules, so that a stored deck's check has something to check.
 const FORMAT: &str = "modern";
+/// A card of the bundled mtg catalog the fuzzer imports (Chromium, the Mutable's `cardId`), whose
+/// statistics the fuzzer reads.
+const CARD: &str = "58d8ff36-4a4d-40e0-b812-3d23b2c7606a";
 /// Where the fixture endpoints deliver: a closed port, so that a delivery fails at once and
 /// may be retried.
 const WEBHOOK_URL: &str = "http://127.0.0.1:9/deckhand-fuzz-fixture";
@@ -175,6 +178,11 @@ fn by_operation(ids: &Ids) -> Fixtures {
     let guides = "/games/{game}/sideboard-guides";
     let main = &ids.main;
     let fixtures = [
+        (
+            "GET",
+            "/games/{game}/cards/{card_id}/stats".to_owned(),
+            json!({"path": {"game": GAME, "card_id": CARD}}),
+        ),
         ("GET", format!("{decks}/{{id}}"), on_deck(main)),
         ("PATCH", format!("{decks}/{{id}}"), on_deck(&ids.patched)),
         ("GET", format!("{decks}/{{id}}/check"), on_deck(main)),
