@@ -462,7 +462,10 @@ fn check_plans(
         format!("cards={}", targets.cards.common),
         format!("cards={}", targets.cards.rare),
         format!("cards={}", targets.cards.pair),
-        format!("cards={}&excludeCards={}", targets.cards.tenth, targets.cards.common),
+        format!(
+            "cards={}&excludeCards={}",
+            targets.cards.tenth, targets.cards.common
+        ),
     ] {
         paths.push(format!("{decks}&{filter}"));
         paths.push(format!("{decks}&{filter}&sort=views"));
@@ -896,10 +899,7 @@ fn drive(
         Case {
             name: "card stats (a tenth)",
             goal: None,
-            oha: args(&[&format!(
-                "{base}{API}/cards/{}/stats",
-                targets.cards.tenth
-            )]),
+            oha: args(&[&format!("{base}{API}/cards/{}/stats", targets.cards.tenth)]),
         },
         Case {
             name: "POST views (counted)",
