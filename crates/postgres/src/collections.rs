@@ -260,7 +260,7 @@ impl CollectionRepository for PgCollections {
             Ok(totals) => Ok(totals),
             Err(Refused::BelowZero(index)) => Err(ApplyError::BelowZero { index }),
             Err(Refused::Database(error)) => Err(ApplyError::Unexpected(
-                anyhow::Error::from(error::query(error)).context("writing a collection"),
+                error::query(error).context("writing a collection"),
             )),
         }
     }

@@ -257,14 +257,15 @@ fn the_export_reads_back_to_the_same_entries() {
     let parsed = parse_csv(&csv).unwrap();
     assert_eq!(parsed.layout, CsvLayout::Moxfield);
     assert!(parsed.unreadable.is_empty());
-    let read: Vec<(
+    type Row = (
         u32,
         u32,
         bool,
         Option<String>,
         Option<String>,
         Option<String>,
-    )> = parsed
+    );
+    let read: Vec<Row> = parsed
         .rows
         .into_iter()
         .map(|row| {
