@@ -99,6 +99,7 @@ fn applied(collection: &Collection, write: &CollectionWrite) -> Result<Collectio
 
 #[async_trait]
 impl CollectionRepository for MemoryCollections {
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn apply(&self, write: &CollectionWrite) -> Result<CollectionTotals, ApplyError> {
         let mut state = self.0.lock();
         let key = (write.owner, write.game.clone());
@@ -115,6 +116,7 @@ impl CollectionRepository for MemoryCollections {
         Ok(totals)
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn totals(&self, owner: UserId, game: &str) -> anyhow::Result<CollectionTotals> {
         let state = self.0.lock();
         Ok(state
@@ -125,6 +127,7 @@ impl CollectionRepository for MemoryCollections {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn list(&self, query: &CollectionQuery) -> anyhow::Result<Page<CollectionEntry>> {
         let state = self.0.lock();
         let empty = Collection::default();
@@ -147,6 +150,7 @@ impl CollectionRepository for MemoryCollections {
         )
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn all(&self, owner: UserId, game: &str) -> anyhow::Result<Vec<CollectionEntry>> {
         let state = self.0.lock();
         Ok(state
@@ -157,6 +161,7 @@ impl CollectionRepository for MemoryCollections {
             .unwrap_or_default())
     }
 
+    #[tracing::instrument(level = "debug", skip_all)]
     async fn owned(
         &self,
         owner: UserId,
