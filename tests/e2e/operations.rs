@@ -636,11 +636,19 @@ async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_fie
         let Some(operation) = item.get("patch").filter(|_| path.contains("/games/")) else {
             continue;
         };
-        patches += 1;
         let reference = operation["requestBody"]["content"]["application/json"]["schema"]["$ref"]
             .as_str()
             .unwrap_or_else(|| panic!("PATCH {path} has no named body"));
         let schema = &document["components"]["schemas"][reference.rsplit('/').next().unwrap()];
+        // A body with a required field (the collection's `changes`) says so by `required`;
+        // the others are all optional fields, of which a PATCH needs one.
+        if schema["required"]
+            .as_array()
+            .is_some_and(|required| !required.is_empty())
+        {
+            continue;
+        }
+        patches += 1;
         assert_eq!(schema["minProperties"], json!(1), "PATCH {path}");
         let url = path
             .trim_start_matches("/api/public/v1")
@@ -668,5 +676,8 @@ async fn every_patch_of_a_games_resource_documents_and_enforces_at_least_one_fie
             "PATCH {url}: {body}"
         );
     }
-    assert_eq!(patches, 3, "the deck, guide and matchup PATCHes");
+    assert_eq!(
+        patches, 3,
+        "the deck, guide and matchup PATCHes, whose fields are all optional"
+    );
 }

@@ -83,7 +83,10 @@ async fn every_query_parameter_error_names_the_parameter() {
         .start()
         .await;
     let (_, token) = app
-        .user_with_token("walker", "decks:read decks:write sideboards:read")
+        .user_with_token(
+            "walker",
+            "decks:read decks:write sideboards:read collection:read collection:write",
+        )
         .await;
     app.admin(&[
         "partner",
