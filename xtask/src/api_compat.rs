@@ -134,13 +134,82 @@ fn compare(
         .collect())
 }
 
-/// `raw` as jsoncompat reads it. Response `links` are dropped first: jsoncompat does not
-/// compare them yet, and they document follow-up requests without changing what a client
-/// sends or receives.
+/// `raw` as jsoncompat reads it, with two readings of the contract made explicit first:
+///
+/// - Response `links` are dropped: jsoncompat does not compare them yet, and they document
+///   follow-up requests without changing what a client sends or receives.
+/// - Responses are open objects: clients must ignore fields they do not know (contract §9), so
+///   a new response field is an addition, even where the schema is shared with a request body
+///   that refuses unknown fields (`additionalProperties: false`). Each schema a response refers
+///   to is read through a copy without that refusal; request bodies keep it, so a request field
+///   removed is still a break.
 fn document(raw: &Value) -> Result<OpenApiDocument> {
     let mut raw = raw.clone();
     drop_links(&mut raw);
+    open_responses(&mut raw);
     OpenApiDocument::from_json(&raw).context("reading an OpenAPI 3.1 document")
+}
+
+const SCHEMAS: &str = "#/components/schemas/";
+const OPEN: &str = "__response";
+
+/// Points every schema reference under `responses` at an open copy of the schema (see
+/// [`document`]), adding the copies, and the copies of what they refer to, to the components.
+fn open_responses(document: &mut Value) {
+    let Some(schemas) = document["components"]["schemas"].as_object().cloned() else {
+        return;
+    };
+    let mut wanted = Vec::new();
+    if let Some(Value::Object(paths)) = document.get_mut("paths") {
+        for item in paths.values_mut() {
+            for operation in item
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|item| item.values_mut())
+            {
+                if let Some(responses) = operation.get_mut("responses") {
+                    reopen(responses, &mut wanted);
+                }
+            }
+        }
+    }
+    let mut copies = serde_json::Map::new();
+    while let Some(name) = wanted.pop() {
+        let key = format!("{name}{OPEN}");
+        if copies.contains_key(&key) {
+            continue;
+        }
+        let Some(schema) = schemas.get(&name) else {
+            continue;
+        };
+        let mut copy = schema.clone();
+        reopen(&mut copy, &mut wanted);
+        copies.insert(key, copy);
+    }
+    if let Some(Value::Object(schemas)) = document["components"].get_mut("schemas") {
+        schemas.extend(copies);
+    }
+}
+
+/// Rewrites the references in `value` to open copies (naming each in `wanted`) and drops every
+/// `additionalProperties: false`.
+fn reopen(value: &mut Value, wanted: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            if object.get("additionalProperties") == Some(&Value::Bool(false)) {
+                object.remove("additionalProperties");
+            }
+            if let Some(Value::String(reference)) = object.get_mut("$ref")
+                && let Some(name) = reference.strip_prefix(SCHEMAS)
+            {
+                wanted.push(name.to_owned());
+                *reference = format!("{reference}{OPEN}");
+            }
+            object.values_mut().for_each(|value| reopen(value, wanted));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|value| reopen(value, wanted)),
+        _ => {}
+    }
 }
 
 fn drop_links(value: &mut Value) {
@@ -270,6 +339,39 @@ mod tests {
         assert_eq!(
             findings(&released, &api("1.2.9", &["name"], false)).len(),
             1
+        );
+    }
+
+    #[test]
+    fn a_new_field_of_a_closed_response_object_is_an_addition_but_a_request_field_removed_breaks() {
+        let closed = |version: &str, fields: &[&str]| {
+            let properties: serde_json::Map<String, Value> = fields
+                .iter()
+                .map(|field| ((*field).to_owned(), json!({"type": "string"})))
+                .collect();
+            json!({
+                "openapi": "3.1.0", "info": {"title": "t", "version": version},
+                "paths": {"/cards/resolve": {"post": {
+                    "requestBody": {"required": true, "content": {"application/json": {"schema":
+                        {"$ref": "#/components/schemas/Identifier"}}}},
+                    "responses": {"200": {"description": "echoed", "content": {"application/json":
+                        {"schema": {"type": "object", "required": ["input"], "properties":
+                            {"input": {"$ref": "#/components/schemas/Identifier"}}}}}}}
+                }}},
+                "components": {"schemas": {"Identifier": {
+                    "type": "object", "additionalProperties": false, "properties": properties
+                }}}
+            })
+        };
+        let released = closed("1.3.0", &["name", "set"]);
+        assert_eq!(
+            findings(&released, &closed("1.4.0", &["name", "set", "print"])),
+            Vec::<String>::new()
+        );
+        let removed = findings(&released, &closed("1.4.0", &["name"]));
+        assert!(
+            removed.iter().any(|finding| finding.contains("(Request)")),
+            "{removed:?}"
         );
     }
 
