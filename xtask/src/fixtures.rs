@@ -186,6 +186,7 @@ fn by_operation(ids: &Ids) -> Fixtures {
         ("GET", format!("{decks}/{{id}}"), on_deck(main)),
         ("PATCH", format!("{decks}/{{id}}"), on_deck(&ids.patched)),
         ("GET", format!("{decks}/{{id}}/check"), on_deck(main)),
+        ("GET", format!("{decks}/{{id}}/needs"), on_deck(main)),
         (
             "GET",
             format!("{decks}/{{id}}/compare/{{other_id}}"),
