@@ -4,7 +4,8 @@
 //! is given the ids it may use, so that it is reached whatever the random sequences of the
 //! stateful phase do; an operation that deletes or reshapes what it is given gets a resource of
 //! its own, so that it starves no other. The hook (`xtask/schemathesis_hooks.py`) puts these
-//! ids into a share of the generated requests, on a lane of the owner; bodies stay generated.
+//! ids into a share of the generated requests, on a lane of the owner; bodies stay generated,
+//! but for the collection PATCH's changes, which must name a card of the catalog.
 
 use std::collections::BTreeMap;
 
@@ -182,6 +183,13 @@ fn by_operation(ids: &Ids) -> Fixtures {
             "GET",
             "/games/{game}/cards/{card_id}/stats".to_owned(),
             json!({"path": {"game": GAME, "card_id": CARD}}),
+        ),
+        // No generated change names a card of the catalog, so a share of the collection's
+        // PATCHes add one Island, which the other changes' refusals are measured beside.
+        (
+            "PATCH",
+            "/games/{game}/collection".to_owned(),
+            json!({"path": {"game": GAME}, "body": {"changes": [{"name": "Island", "quantity": 1}]}}),
         ),
         ("GET", format!("{decks}/{{id}}"), on_deck(main)),
         ("PATCH", format!("{decks}/{{id}}"), on_deck(&ids.patched)),

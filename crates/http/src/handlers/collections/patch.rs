@@ -17,6 +17,7 @@ use crate::state::HttpState;
 #[serde(deny_unknown_fields)]
 pub struct CollectionChangeDto {
     /// Copies to add (positive) or remove (negative).
+    #[schema(minimum = -1_000_000, maximum = 1_000_000)]
     quantity: i64,
     #[serde(default)]
     foil: bool,
@@ -45,6 +46,7 @@ pub struct CollectionChangeDto {
 #[serde(deny_unknown_fields)]
 pub struct CollectionPatchBody {
     /// 1 to 5000 changes, applied all or none.
+    #[schema(min_items = 1, max_items = 5000)]
     changes: Vec<CollectionChangeDto>,
 }
 
