@@ -364,8 +364,13 @@ impl CollectionRepository for PgCollections {
     ) -> anyhow::Result<HashMap<Uuid, u64>> {
         let mut conn = checkout(&self.pool).await?;
         let rows: Vec<OwnedRow> = Statement::new(
-            "SELECT card_id, sum(quantity)::bigint AS owned FROM collection_entries \
-             WHERE owner_id = $1 AND game = $2 AND card_id = ANY($3) GROUP BY card_id",
+            // One probe of `collection_entries_by_card` per card of the deck, whatever the
+            // statistics say: a scan of the owner's entries filtered by `card_id = ANY` reads
+            // the whole collection to find a deck's hundred cards.
+            "SELECT wanted.card_id, held.owned FROM unnest($3::uuid[]) AS wanted (card_id) \
+             CROSS JOIN LATERAL (SELECT sum(quantity)::bigint AS owned FROM collection_entries \
+             WHERE owner_id = $1 AND game = $2 AND card_id = wanted.card_id) AS held \
+             WHERE held.owned IS NOT NULL",
             vec![
                 Bind::Uuid(owner.0),
                 Bind::Text(game.to_owned()),

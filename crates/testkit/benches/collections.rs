@@ -203,7 +203,7 @@ fn collections(c: &mut Criterion) {
             "SELECT variant_id, name FROM collection_entries WHERE owner_id = '{owner}' AND game = 'mtg' AND name_key LIKE '%dragon%' ORDER BY name_key, set_code, collector_number, foil, variant_id LIMIT 20 OFFSET 0"
         ),
         format!(
-            "SELECT card_id, sum(quantity)::bigint AS owned FROM collection_entries WHERE owner_id = '{owner}' AND game = 'mtg' AND card_id = ANY(ARRAY(SELECT card_id FROM collection_entries WHERE owner_id = '{owner}' ORDER BY name_key LIMIT 100)) GROUP BY card_id"
+            "SELECT wanted.card_id, held.owned FROM unnest(ARRAY(SELECT card_id FROM collection_entries WHERE owner_id = '{owner}' ORDER BY name_key LIMIT 100)) AS wanted (card_id) CROSS JOIN LATERAL (SELECT sum(quantity)::bigint AS owned FROM collection_entries WHERE owner_id = '{owner}' AND game = 'mtg' AND card_id = wanted.card_id) AS held WHERE held.owned IS NOT NULL"
         ),
     ] {
         let plan = std::process::Command::new("psql")
