@@ -5,50 +5,71 @@ use deckhand_domain::catalog::{CardIdentifier, Printing, Resolved, Unresolved};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// A card identifier: every field an optional string.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CardIdentifierDto {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catalog_a_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catalog_b_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub catalog_c_id: Option<String>,
-    #[serde(default, rename = "cardId", skip_serializing_if = "Option::is_none")]
-    pub card_id: Option<String>,
-    #[serde(default, rename = "variantId", skip_serializing_if = "Option::is_none")]
-    pub variant_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub collector_number: Option<String>,
-    /// With `name`: 1, 2, 3 or the colour (`fab`: `red`, `yellow`, `blue`).
-    #[serde(
-        default,
-        deserialize_with = "text_or_number",
-        skip_serializing_if = "Option::is_none"
-    )]
-    #[schema(value_type = Option<String>)]
-    pub pitch: Option<String>,
-    /// `fab`'s card identifier (`sink-below-red`), matched as `catalog_b_id`.
-    #[serde(
-        default,
-        rename = "cardIdentifier",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub card_identifier: Option<String>,
-    /// A printing identifier (`WTR216`): set code and number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub print: Option<String>,
-    /// Another name of `set`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set_code: Option<String>,
-    /// The TCGplayer product id, matched as `catalog_a_id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tcgplayer_id: Option<String>,
+/// Declares a DTO that names a card: its own fields, then the thirteen identifier fields, spelled
+/// here once for every shape that carries a card identifier (this module's
+/// [`CardIdentifierDto`], the card lines and featured cards of deck writes, the collection's
+/// changes). serde's `deny_unknown_fields`, which every request body keeps, does not combine
+/// with `#[serde(flatten)]`, hence a macro rather than a nested struct.
+macro_rules! with_card_identifier {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident {
+            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $field_type:ty,)*
+        }
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($(#[$field_meta])* $field_vis $field: $field_type,)*
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub catalog_a_id: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub catalog_b_id: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub catalog_c_id: Option<String>,
+            #[serde(default, rename = "cardId", skip_serializing_if = "Option::is_none")]
+            pub card_id: Option<String>,
+            #[serde(default, rename = "variantId", skip_serializing_if = "Option::is_none")]
+            pub variant_id: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub name: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub set: Option<String>,
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub collector_number: Option<String>,
+            /// With `name`: 1, 2, 3 or the colour (`fab`: `red`, `yellow`, `blue`).
+            #[serde(
+                default,
+                deserialize_with = "crate::dto::cards::text_or_number",
+                skip_serializing_if = "Option::is_none"
+            )]
+            #[schema(value_type = Option<String>)]
+            pub pitch: Option<String>,
+            /// `fab`'s card identifier (`sink-below-red`), matched as `catalog_b_id`.
+            #[serde(
+                default,
+                rename = "cardIdentifier",
+                skip_serializing_if = "Option::is_none"
+            )]
+            pub card_identifier: Option<String>,
+            /// A printing identifier (`WTR216`): set code and number.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub print: Option<String>,
+            /// Another name of `set`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub set_code: Option<String>,
+            /// The TCGplayer product id, matched as `catalog_a_id`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub tcgplayer_id: Option<String>,
+        }
+    };
+}
+pub(crate) use with_card_identifier;
+
+with_card_identifier! {
+    /// A card identifier: every field an optional string.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CardIdentifierDto {}
 }
 
 /// A field sent as a string or as a number (`"pitch": 1` or `"pitch": "red"`), kept as text.

@@ -7,38 +7,22 @@ use utoipa::ToSchema;
 use super::CollectionTotalsDto;
 use crate::access::{GamePath, PathAccess, WriteCollection};
 use crate::body::Body;
-use crate::dto::cards::identifier_fields;
+use crate::dto::cards::{identifier_fields, with_card_identifier};
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
 
-/// One change: a signed delta of a card's printing (and finish), identified as deck cards are.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CollectionChangeDto {
-    /// Copies to add (positive) or remove (negative).
-    #[schema(minimum = -1_000_000, maximum = 1_000_000)]
-    quantity: i64,
-    #[serde(default)]
-    foil: bool,
-    catalog_a_id: Option<String>,
-    catalog_b_id: Option<String>,
-    catalog_c_id: Option<String>,
-    #[serde(rename = "cardId")]
-    card_id: Option<String>,
-    #[serde(rename = "variantId")]
-    variant_id: Option<String>,
-    name: Option<String>,
-    set: Option<String>,
-    collector_number: Option<String>,
-    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
-    #[schema(value_type = Option<String>)]
-    pitch: Option<String>,
-    #[serde(rename = "cardIdentifier")]
-    card_identifier: Option<String>,
-    print: Option<String>,
-    set_code: Option<String>,
-    tcgplayer_id: Option<String>,
+with_card_identifier! {
+    /// One change: a signed delta of a card's printing (and finish), identified as deck cards are.
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CollectionChangeDto {
+        /// Copies to add (positive) or remove (negative).
+        #[schema(minimum = -1_000_000, maximum = 1_000_000)]
+        quantity: i64,
+        #[serde(default)]
+        foil: bool,
+    }
 }
 
 /// The body of a collection PATCH.

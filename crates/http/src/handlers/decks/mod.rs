@@ -34,7 +34,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::body::{json_or_text, nullable};
-use crate::dto::cards::identifier_fields;
+use crate::dto::cards::{identifier_fields, with_card_identifier};
 use crate::dto::decks::{AuthorDto, FeaturedCardDto};
 use crate::dto::games::FormatDto;
 use crate::error::ApiError;
@@ -272,64 +272,32 @@ impl DeckVersionDto {
     }
 }
 
-/// A card line of a deck write (the contract's "Cards on decks").
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CardLineDto {
-    /// A section key of the game (`mainboard`, `sideboard`, ...).
-    section: String,
-    /// 1 to 999.
-    #[schema(minimum = 1, maximum = 999)]
-    quantity: u32,
-    #[serde(default)]
-    foil: bool,
-    catalog_a_id: Option<String>,
-    catalog_b_id: Option<String>,
-    catalog_c_id: Option<String>,
-    #[serde(rename = "cardId")]
-    card_id: Option<String>,
-    #[serde(rename = "variantId")]
-    variant_id: Option<String>,
-    name: Option<String>,
-    set: Option<String>,
-    collector_number: Option<String>,
-    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
-    #[schema(value_type = Option<String>)]
-    pitch: Option<String>,
-    #[serde(rename = "cardIdentifier")]
-    card_identifier: Option<String>,
-    print: Option<String>,
-    set_code: Option<String>,
-    tcgplayer_id: Option<String>,
+with_card_identifier! {
+    /// A card line of a deck write (the contract's "Cards on decks").
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct CardLineDto {
+        /// A section key of the game (`mainboard`, `sideboard`, ...).
+        section: String,
+        /// 1 to 999.
+        #[schema(minimum = 1, maximum = 999)]
+        quantity: u32,
+        #[serde(default)]
+        foil: bool,
+    }
 }
 
-/// A featured card of a deck write.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct FeaturedDto {
-    /// `commander`, `companion` or `cover`.
-    #[schema(value_type = String)]
-    slot: FeaturedSlot,
-    #[serde(default)]
-    foil: bool,
-    catalog_a_id: Option<String>,
-    catalog_b_id: Option<String>,
-    catalog_c_id: Option<String>,
-    #[serde(rename = "cardId")]
-    card_id: Option<String>,
-    #[serde(rename = "variantId")]
-    variant_id: Option<String>,
-    name: Option<String>,
-    set: Option<String>,
-    collector_number: Option<String>,
-    #[serde(default, deserialize_with = "crate::dto::cards::text_or_number")]
-    #[schema(value_type = Option<String>)]
-    pitch: Option<String>,
-    #[serde(rename = "cardIdentifier")]
-    card_identifier: Option<String>,
-    print: Option<String>,
-    set_code: Option<String>,
-    tcgplayer_id: Option<String>,
+with_card_identifier! {
+    /// A featured card of a deck write.
+    #[derive(Debug, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct FeaturedDto {
+        /// `commander`, `companion` or `cover`.
+        #[schema(value_type = String)]
+        slot: FeaturedSlot,
+        #[serde(default)]
+        foil: bool,
+    }
 }
 
 /// The one conversion of a card line: deck writes and export payloads take the same shape.
