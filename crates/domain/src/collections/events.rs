@@ -1,24 +1,18 @@
 use serde_json::json;
-use time::OffsetDateTime;
 
-use super::model::CollectionTotals;
-use crate::events::{EventRecord, EventType, Origin};
-use crate::identity::UserId;
+use super::model::{CollectionTotals, CollectionWrite};
+use crate::events::{EventRecord, EventType};
 
-/// `collection.updated`: its subject is the owner's collection of `game`, named by the owner's
-/// id; `data` carries the totals after the write.
-pub fn updated(
-    origin: &Origin,
-    game: &str,
-    owner: UserId,
-    totals: &CollectionTotals,
-    at: OffsetDateTime,
-) -> EventRecord {
-    origin.record(
-        EventType::CollectionUpdated,
-        game,
-        Some(owner.0),
-        at,
-        json!({"entries": totals.entries, "cards": totals.cards, "version": totals.version}),
-    )
+impl CollectionWrite {
+    /// `collection.updated`, once the store knows the totals after the write: its subject is
+    /// the owner's collection of the game, named by the owner's id; `data` carries the totals.
+    pub fn event(&self, totals: &CollectionTotals) -> EventRecord {
+        self.origin.record(
+            EventType::CollectionUpdated,
+            &self.game,
+            Some(self.owner.0),
+            self.at,
+            json!({"entries": totals.entries, "cards": totals.cards, "version": totals.version}),
+        )
+    }
 }

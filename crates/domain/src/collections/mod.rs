@@ -16,7 +16,6 @@ mod service;
 mod tests;
 
 pub use errors::{ImportError, NeedsError, PatchCollectionError};
-pub use events::updated as updated_event;
 pub use layouts::{CsvLayout, ImportRow, ParsedImport, UnreadableRow, export_csv, parse_csv};
 pub use model::{
     CollectionCard, CollectionEntry, CollectionFilter, CollectionLine, CollectionQuery,

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use crate::catalog::{Printing, name_key};
 use crate::decks::PageRequest;
-use crate::events::{EventRecord, Origin};
+use crate::events::Origin;
 use crate::identity::UserId;
 
 /// At most this many changes in one PATCH.
@@ -142,7 +142,7 @@ impl Held {
     }
 }
 
-/// One write of a user's collection of a game, with what its event needs.
+/// One write of a user's collection of a game, with what its event needs (`events.rs` makes it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CollectionWrite {
     pub owner: UserId,
@@ -152,13 +152,6 @@ pub struct CollectionWrite {
     pub lines: Vec<CollectionLine>,
     pub origin: Origin,
     pub at: OffsetDateTime,
-}
-
-impl CollectionWrite {
-    /// The `collection.updated` event of this write, once the store knows the totals after it.
-    pub fn event(&self, totals: &CollectionTotals) -> EventRecord {
-        super::events::updated(&self.origin, &self.game, self.owner, totals, self.at)
-    }
 }
 
 /// The filters of a collection listing: a part of the card's name (any case) and a set.
