@@ -479,28 +479,11 @@ async fn every_refusal_answers_the_envelope() {
     }
 
     // A partner alone has no collection: 401, even with every scope.
-    app.admin(&[
-        "partner",
-        "create",
-        "--slug",
-        "acme",
-        "--owner",
-        "alice",
-        "--scopes",
-        SCOPES,
-        "--game-scopes",
-        "*",
-    ])
-    .await
-    .unwrap();
-    let key = app
-        .admin(&["api-key", "create", "--partner", "acme"])
-        .await
-        .unwrap();
+    let key = app.partner_with_key("acme", "alice", SCOPES).await;
     let (status, _, body) = send(
         app.client
             .get(collection(&app, ""))
-            .header("x-api-key", key["key"].as_str().unwrap()),
+            .header("x-api-key", &key),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");

@@ -261,27 +261,7 @@ async fn forks_keep_their_credit(app: TestApp) {
         assert_envelope(&body, "SERVICE_VALIDATION_ERROR")["fields"][0]["field"],
         "name"
     );
-    app.admin(&[
-        "partner",
-        "create",
-        "--slug",
-        "acme",
-        "--owner",
-        "alice",
-        "--scopes",
-        SCOPES,
-        "--game-scopes",
-        "*",
-    ])
-    .await
-    .unwrap();
-    let key = app
-        .admin(&["api-key", "create", "--partner", "acme"])
-        .await
-        .unwrap()["key"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let key = app.partner_with_key("acme", "alice", SCOPES).await;
     let (status, _, body) = send(
         app.client
             .post(fork_url(&app, &public_fork_id))

@@ -408,6 +408,30 @@ impl TestApp {
             pat["token"].as_str().expect("token").to_owned(),
         )
     }
+
+    /// A new partner `slug` owned by user `owner`, allowed `scopes` in every game, with an API
+    /// key; returns the key.
+    pub async fn partner_with_key(&self, slug: &str, owner: &str, scopes: &str) -> String {
+        self.admin(&[
+            "partner",
+            "create",
+            "--slug",
+            slug,
+            "--owner",
+            owner,
+            "--scopes",
+            scopes,
+            "--game-scopes",
+            "*",
+        ])
+        .await
+        .expect("create a partner");
+        let key = self
+            .admin(&["api-key", "create", "--partner", slug])
+            .await
+            .expect("create an API key");
+        key["key"].as_str().expect("key").to_owned()
+    }
 }
 
 async fn postgres_repositories(url: &str, statement_timeout: std::time::Duration) -> Repositories {
