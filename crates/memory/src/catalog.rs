@@ -134,11 +134,7 @@ impl Default for Tables {
                     id: format_id(game, slug),
                     slug: (*slug).into(),
                     name: (*name).into(),
-                    rules: if game == "mtg" {
-                        seeds::mtg_rules(slug)
-                    } else {
-                        None
-                    },
+                    rules: seeds::format_rules(game, slug),
                 })
                 .collect()
         };

@@ -106,6 +106,7 @@ macro_rules! repository_contract_suite {
             a_catalog_needs_a_known_game,
             fab_is_seeded_with_its_sections_pitches_and_formats,
             fab_cards_of_the_real_file_import_idempotently,
+            fab_formats_and_hero_facts_are_what_a_check_reads,
             formats_carry_their_deck_rules,
             card_facts_round_trip_with_seeded_and_imported_clauses,
             imports_record_each_legality_change_once,
@@ -806,6 +807,7 @@ pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
         copies: CopyAllowance::UpTo(3),
         can_be_commander: false,
         partner: PartnerAbility::None,
+        ..CardTextRules::default()
     });
     hounds.color_identity = vec!["W".into(), "G".into()];
     let plain = printing(Uuid::new_v4(), "Plain Card", "tst", "2");
@@ -855,6 +857,7 @@ pub async fn card_facts_round_trip_with_seeded_and_imported_clauses(
         copies: CopyAllowance::Any,
         can_be_commander: true,
         partner: PartnerAbility::With("test friend".into()),
+        ..CardTextRules::default()
     });
     repos.catalog.upsert("mtg", &[rats, hounds], at).await?;
     let facts = facts_by_name(repos, &ids).await?;

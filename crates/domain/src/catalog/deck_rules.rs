@@ -5,10 +5,14 @@ use std::collections::BTreeMap;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-/// A format's deck rules (contract, "Format checks"). Stored per format as data.
+/// A format's deck rules (contract, "Format checks"). Stored per format as data, for every
+/// game alike: what differs between games (which section is the main one, a pool, a hero) is
+/// a value here, never a second code path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FormatRules {
-    /// The fewest cards the mainboard may hold (0: not checked, as in commander where
+    /// The section `main_min` and `main_max` count: `mainboard` in `mtg`, `deck` in `fab`.
+    pub main_section: String,
+    /// The fewest cards the main section may hold (0: not checked, as in commander where
     /// [`CommanderRules::deck_size`] says the size).
     pub main_min: u32,
     pub main_max: Option<u32>,
@@ -20,6 +24,18 @@ pub struct FormatRules {
     /// excepted.
     pub singleton: bool,
     pub commander: Option<CommanderRules>,
+    /// The most cards of the card pool: every counted section but the hero's (`fab`'s deck,
+    /// arena and inventory); `None`: not checked.
+    pub pool_max: Option<u32>,
+    /// The deck needs exactly one hero, of this age; `None`: the format has no hero rule.
+    pub hero: Option<HeroRules>,
+}
+
+/// A format's hero rule (`fab`): exactly one hero in the hero section, young or adult.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeroRules {
+    /// A young hero (Blitz) or an adult one (Classic Constructed).
+    pub young: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,14 +98,27 @@ pub enum PartnerAbility {
     With(String),
 }
 
+/// A hero card (`fab`): the hero it is, by the name other cards' legal heroes use, and its age.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HeroCard {
+    /// The package's `hero`: `Dorinthea` for both Dorinthea Ironsong and young Dorinthea,
+    /// `Starvo` for Bravo, Star of the Show. Cards' `legalHeroes` name heroes this way.
+    pub name: String,
+    pub young: bool,
+}
+
 /// What a card's rules text says about deck building, derived once (at import from
-/// `oracle_text`, or seeded by a migration), never per check.
+/// `oracle_text` or a game's own fields, or seeded by a migration), never per check.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Hash)]
 pub struct CardTextRules {
     pub copies: CopyAllowance,
     /// "... can be your commander" on a card that is no legendary creature.
     pub can_be_commander: bool,
     pub partner: PartnerAbility,
+    /// The card is a hero (`fab`).
+    pub hero: Option<HeroCard>,
+    /// The heroes whose decks may hold the card ([`HeroCard::name`]); empty: any hero.
+    pub legal_heroes: Vec<String>,
 }
 
 impl CardTextRules {
@@ -181,6 +210,12 @@ impl CardFacts {
             land |= word == "Land";
         }
         basic && land
+    }
+
+    /// Whether a deck led by `hero` may hold this card: its legal heroes name the hero, or it
+    /// names none.
+    pub fn legal_for(&self, hero: &HeroCard) -> bool {
+        self.text.legal_heroes.is_empty() || self.text.legal_heroes.contains(&hero.name)
     }
 
     /// A legendary creature, or a card whose text lets it be a commander.

@@ -1,20 +1,33 @@
-//! The rules and card clauses `mtg` ships with, as the migrations seed them
-//! (`migrations/2026-11-26-000100_format_checks`). The memory store seeds the same values,
-//! and the repository contract suite holds both stores to them.
+//! The rules and card clauses the games ship with, as the migrations seed them
+//! (`migrations/2026-11-26-000100_format_checks` for `mtg`, `2026-11-28-000500_fab_rules` for
+//! `fab`). The memory store seeds the same values, and the repository contract suite holds
+//! both stores to them.
 
 use super::deck_rules::{
-    CardTextRules, CommanderRules, CopyAllowance, FormatRules, PartnerAbility,
+    CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroRules, PartnerAbility,
 };
+
+/// The deck rules of a format of `game`, `None` for a format shipped without rules.
+pub fn format_rules(game: &str, slug: &str) -> Option<FormatRules> {
+    match game {
+        "mtg" => mtg_rules(slug),
+        "fab" => fab_rules(slug),
+        _ => None,
+    }
+}
 
 /// The deck rules of an `mtg` format, `None` for a format shipped without rules.
 pub fn mtg_rules(slug: &str) -> Option<FormatRules> {
     let constructed = FormatRules {
+        main_section: "mainboard".into(),
         main_min: 60,
         main_max: None,
         sideboard_max: Some(15),
         copy_limit: 4,
         singleton: false,
         commander: None,
+        pool_max: None,
+        hero: None,
     };
     match slug {
         "standard" | "pioneer" | "modern" | "legacy" | "vintage" | "pauper" => Some(constructed),
@@ -29,7 +42,32 @@ pub fn mtg_rules(slug: &str) -> Option<FormatRules> {
                 deck_size: 100,
                 color_identity: true,
             }),
+            ..constructed
         }),
+        _ => None,
+    }
+}
+
+/// The deck rules of a `fab` format (contract, "A second game: Flesh and Blood"; the numbers
+/// are Legend Story Studios' tournament rules for Classic Constructed and Blitz), `None` for
+/// the formats shipped with legality only.
+pub fn fab_rules(slug: &str) -> Option<FormatRules> {
+    let rules = |young: bool, main_min: u32, main_max: Option<u32>, pool_max: u32, copies: u32| {
+        FormatRules {
+            main_section: "deck".into(),
+            main_min,
+            main_max,
+            sideboard_max: None,
+            copy_limit: copies,
+            singleton: false,
+            commander: None,
+            pool_max: Some(pool_max),
+            hero: Some(HeroRules { young }),
+        }
+    };
+    match slug {
+        "cc" => Some(rules(false, 60, None, 80, 3)),
+        "blitz" => Some(rules(true, 40, Some(40), 52, 2)),
         _ => None,
     }
 }

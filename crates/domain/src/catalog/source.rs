@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use super::deck_rules::{CardTextRules, text_rules};
+use super::deck_rules::{CardTextRules, HeroCard, text_rules};
 use super::{CatalogEntry, Game, Preference, Printing};
 
 /// Scryfall layouts that are not cards one puts in a deck.
@@ -368,6 +368,18 @@ pub struct FabCard {
     pub pitch: Option<u8>,
     #[serde(default)]
     pub type_text: Option<String>,
+    /// `Hero` marks a hero card.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// On a hero: the hero it is, as other cards' `legalHeroes` name it (`Dorinthea`).
+    #[serde(default)]
+    pub hero: Option<String>,
+    /// On a hero: a young hero (Blitz); absent on adult ones.
+    #[serde(default)]
+    pub young: bool,
+    /// The heroes whose decks may hold the card; empty: any.
+    #[serde(default)]
+    pub legal_heroes: Vec<String>,
     #[serde(default)]
     pub is_card_back: bool,
     #[serde(default)]
@@ -458,6 +470,13 @@ pub fn fab_entries(game: &Game, card: FabCard) -> Result<Vec<CatalogEntry>, Reco
         &card.banned_formats,
         &card.restricted_formats,
     );
+    let text_rules = fab_text_rules(
+        &printed,
+        &card.types,
+        card.hero,
+        card.young,
+        card.legal_heroes,
+    )?;
     card.printings
         .into_iter()
         .map(|printing| {
@@ -495,10 +514,39 @@ pub fn fab_entries(game: &Game, card: FabCard) -> Result<Vec<CatalogEntry>, Reco
                 preference: preference("en", !plain),
                 legalities: legalities.clone(),
                 color_identity: colors.clone(),
-                text_rules: None,
+                text_rules: Some(text_rules.clone()),
             })
         })
         .collect()
+}
+
+/// What a `fab` card brings to a check beyond its legalities: whether it is a hero (`types`
+/// holds `Hero`; the hero it is, `hero`, or else its printed name; `young`), and the heroes
+/// whose decks may hold it (`legalHeroes`).
+fn fab_text_rules(
+    printed: &str,
+    types: &[String],
+    hero: Option<String>,
+    young: bool,
+    legal_heroes: Vec<String>,
+) -> Result<CardTextRules, RecordError> {
+    let hero = if types.iter().any(|kind| kind == "Hero") {
+        let name = match hero {
+            Some(name) => required_text("hero", name)?,
+            None => printed.to_owned(),
+        };
+        Some(HeroCard { name, young })
+    } else {
+        None
+    };
+    Ok(CardTextRules {
+        hero,
+        legal_heroes: legal_heroes
+            .into_iter()
+            .map(|name| required_text("a legal hero", name))
+            .collect::<Result<_, _>>()?,
+        ..CardTextRules::default()
+    })
 }
 
 /// Legal where the package says so, banned and restricted where it says so (over legal), and

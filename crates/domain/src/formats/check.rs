@@ -12,6 +12,7 @@ use crate::catalog::{Format, Game};
 /// The sections a check reads by name; a game without them simply has none of those cards.
 pub const COMMANDER_SECTION: &str = "commander";
 pub const COMPANION_SECTION: &str = "companion";
+pub const HERO_SECTION: &str = "hero";
 pub const MAIN_SECTION: &str = "mainboard";
 pub const SIDEBOARD_SECTION: &str = "sideboard";
 
@@ -42,6 +43,9 @@ pub enum Rule {
     ColorIdentity,
     Unresolved,
     LegalityUnknown,
+    Hero,
+    HeroLegality,
+    PoolSize,
 }
 
 impl Rule {
@@ -58,6 +62,9 @@ impl Rule {
             Self::ColorIdentity => "color_identity",
             Self::Unresolved => "unresolved",
             Self::LegalityUnknown => "legality_unknown",
+            Self::Hero => "hero",
+            Self::HeroLegality => "hero_legality",
+            Self::PoolSize => "pool_size",
         }
     }
 }
@@ -113,7 +120,7 @@ pub fn check(
             .map(|line| line.quantity)
             .sum()
     };
-    sizes(format, rules, &total, &mut problems);
+    sizes(game, format, rules, &total, &mut problems);
     // Copies by card, across every counted section.
     let mut copies: BTreeMap<Uuid, (u32, &CardFacts)> = BTreeMap::new();
     for (line, card) in &known {
@@ -124,6 +131,9 @@ pub fn check(
     }
     if let Some(commander) = &rules.commander {
         commanders(game, commander, &known, &mut problems);
+    }
+    if let Some(hero) = &rules.hero {
+        heroes(format, *hero, &known, total(&[HERO_SECTION]), &mut problems);
     }
     problems.sort_by(|a, b| {
         let name = |problem: &Problem| problem.card.as_ref().map(|card| card.name.clone());
@@ -171,21 +181,28 @@ fn size_problem(
 }
 
 fn sizes(
+    game: &Game,
     format: &Format,
     rules: &FormatRules,
     total: &dyn Fn(&[&str]) -> u32,
     problems: &mut Vec<Problem>,
 ) {
     let name = &format.name;
-    let main = total(&[MAIN_SECTION]);
+    let section = rules.main_section.as_str();
+    // `mtg`'s mainboard is "the main deck"; another game's main section goes by its label.
+    let what = match game.section(section) {
+        Some(found) if section != MAIN_SECTION => found.label.to_lowercase(),
+        _ => "main deck".to_owned(),
+    };
+    let main = total(&[section]);
     if main < rules.main_min {
         problems.push(size_problem(
             Rule::MainSize,
-            Some(MAIN_SECTION),
+            Some(section),
             main,
             rules.main_min,
             format!(
-                "the main deck has {main} cards; {name} needs at least {}",
+                "the {what} has {main} cards; {name} needs at least {}",
                 rules.main_min
             ),
         ));
@@ -193,11 +210,33 @@ fn sizes(
     if let Some(max) = rules.main_max.filter(|max| main > *max) {
         problems.push(size_problem(
             Rule::MainSize,
-            Some(MAIN_SECTION),
+            Some(section),
             main,
             max,
-            format!("the main deck has {main} cards; {name} allows at most {max}"),
+            format!("the {what} has {main} cards; {name} allows at most {max}"),
         ));
+    }
+    if let Some(max) = rules.pool_max {
+        // Every counted section but the hero's.
+        let sections: Vec<&str> = game
+            .sections
+            .iter()
+            .filter(|section| section.counted && section.key != HERO_SECTION)
+            .map(|section| section.key.as_str())
+            .collect();
+        let pool = total(&sections);
+        if pool > max {
+            problems.push(size_problem(
+                Rule::PoolSize,
+                None,
+                pool,
+                max,
+                format!(
+                    "the card pool ({}) has {pool} cards; {name} allows at most {max}",
+                    sections.join(", ")
+                ),
+            ));
+        }
     }
     // Outside commander, a companion is one of the sideboard's cards.
     let sideboard = if rules.commander.is_some() {
@@ -215,7 +254,7 @@ fn sizes(
         ));
     }
     if let Some(commander) = &rules.commander {
-        let deck = total(&[COMMANDER_SECTION, MAIN_SECTION]);
+        let deck = total(&[COMMANDER_SECTION, section]);
         if deck != commander.deck_size {
             problems.push(size_problem(
                 Rule::DeckSize,
@@ -414,5 +453,78 @@ fn commanders(
                 ),
             ));
         }
+    }
+}
+
+/// The hero rule (`fab`): exactly one hero in the hero section, of the format's age, and every
+/// other card legal for that hero.
+fn heroes(
+    format: &Format,
+    rules: super::HeroRules,
+    known: &[(&CheckLine, &CardFacts)],
+    count: u32,
+    problems: &mut Vec<Problem>,
+) {
+    let format_name = &format.name;
+    if count != 1 {
+        problems.push(size_problem(
+            Rule::Hero,
+            Some(HERO_SECTION),
+            count,
+            1,
+            format!("the deck has {count} heroes; {format_name} needs exactly 1"),
+        ));
+    }
+    let age = |young: bool| if young { "a young" } else { "an adult" };
+    let mut seen = BTreeSet::new();
+    let mut chosen = Vec::new();
+    for (line, card) in known {
+        let in_hero_section = line.section == HERO_SECTION;
+        let message = match &card.text.hero {
+            Some(hero) if in_hero_section => {
+                chosen.push((*card, hero));
+                (hero.young != rules.young).then(|| {
+                    format!(
+                        "{} is {} hero; {format_name} needs {} hero",
+                        card.name,
+                        age(hero.young),
+                        age(rules.young)
+                    )
+                })
+            }
+            Some(_) => Some(format!(
+                "{} is a hero: it belongs in the hero section, not {}",
+                card.name, line.section
+            )),
+            None if in_hero_section => Some(format!("{} is not a hero", card.name)),
+            None => None,
+        };
+        if let Some(message) = message
+            && seen.insert((card.card_id, line.section.as_str()))
+        {
+            let mut problem = card_problem(Rule::Hero, card, None, None, message);
+            problem.section = Some(line.section.clone());
+            problems.push(problem);
+        }
+    }
+    // The cards' legal heroes are checked against the deck's one hero only.
+    let ([(hero_card, hero)], 1) = (chosen.as_slice(), count) else {
+        return;
+    };
+    let mut reported = BTreeSet::new();
+    for (line, card) in known {
+        if line.section == HERO_SECTION || card.legal_for(hero) || !reported.insert(card.card_id) {
+            continue;
+        }
+        problems.push(card_problem(
+            Rule::HeroLegality,
+            card,
+            None,
+            None,
+            format!(
+                "{} is not legal in a deck of {} ({}): its legal heroes do not name {}",
+                card.name, hero_card.name, hero.name, hero.name
+            ),
+        ));
     }
 }

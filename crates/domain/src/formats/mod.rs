@@ -3,14 +3,16 @@
 //! deck is legal in a format at a date, and exactly why not.
 
 pub mod check;
+#[cfg(test)]
+mod fab_tests;
 mod service;
 #[cfg(test)]
 mod tests;
 
 /// The data a check reads lives with the catalog (formats and cards own it); named here too.
 pub use crate::catalog::deck_rules::{
-    CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, Legality, LegalityChange,
-    PartnerAbility, partners, recorded_at, text_rules,
+    CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroCard, HeroRules,
+    Legality, LegalityChange, PartnerAbility, partners, recorded_at, text_rules,
 };
 pub use crate::catalog::seeds;
 pub use check::{CheckLine, Problem, ProblemCard, Rule, check};

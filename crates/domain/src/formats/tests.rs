@@ -34,17 +34,21 @@ fn game() -> Game {
 
 fn constructed() -> FormatRules {
     FormatRules {
+        main_section: "mainboard".into(),
         main_min: 60,
         main_max: None,
         sideboard_max: Some(15),
         copy_limit: 4,
         singleton: false,
         commander: None,
+        pool_max: None,
+        hero: None,
     }
 }
 
 fn commander_rules() -> FormatRules {
     FormatRules {
+        main_section: "mainboard".into(),
         main_min: 0,
         main_max: None,
         sideboard_max: Some(0),
@@ -55,6 +59,8 @@ fn commander_rules() -> FormatRules {
             deck_size: 100,
             color_identity: true,
         }),
+        pool_max: None,
+        hero: None,
     }
 }
 

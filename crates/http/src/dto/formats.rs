@@ -20,7 +20,9 @@ pub struct ProblemCardDto {
 pub struct ProblemDto {
     /// `main_size`, `sideboard_size`, `deck_size`, `copy_limit`, `banned`, `not_legal`,
     /// `restricted`, `commander`, `color_identity`, `unresolved` or `legality_unknown` (no
-    /// legality recorded for the card in the format at `as_of`: unknown, not illegal).
+    /// legality recorded for the card in the format at `as_of`: unknown, not illegal); in
+    /// `fab` also `hero` (not exactly one hero, or one of the wrong age), `hero_legality` (a
+    /// card whose legal heroes do not name the deck's hero) and `pool_size`.
     rule: &'static str,
     section: Option<String>,
     card: Option<ProblemCardDto>,

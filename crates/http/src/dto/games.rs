@@ -29,7 +29,7 @@ impl From<Format> for FormatDto {
 #[schema(example = json!({
     "id": "59b2f751-ebfb-5171-bef0-554ccfd0df1b", "slug": "modern", "name": "Modern",
     "rules": {"main_min": 60, "main_max": null, "sideboard_max": 15, "copy_limit": 4,
-        "singleton": false, "commander": null}
+        "singleton": false, "commander": null, "pool_max": null, "hero": null}
 }))]
 pub struct FormatListItem {
     #[serde(flatten)]
@@ -51,7 +51,8 @@ impl From<Format> for FormatListItem {
 /// A format's deck rules.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct FormatRulesDto {
-    /// The fewest mainboard cards (0: the size is `commander.deck_size`).
+    /// The fewest cards of the game's main section: `mainboard` in `mtg`, `deck` in `fab` (0:
+    /// the size is `commander.deck_size`).
     main_min: u32,
     main_max: Option<u32>,
     /// The most sideboard cards, a companion included outside commander formats.
@@ -60,6 +61,17 @@ pub struct FormatRulesDto {
     copy_limit: u32,
     singleton: bool,
     commander: Option<CommanderRulesDto>,
+    /// The most cards of the card pool: every counted section but `hero` (`fab`: deck, arena
+    /// and inventory); `null`: not checked.
+    pool_max: Option<u32>,
+    /// Exactly one hero in the `hero` section, young or adult; `null`: no hero rule.
+    hero: Option<HeroRulesDto>,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct HeroRulesDto {
+    /// A young hero (Blitz) or an adult one (Classic Constructed).
+    young: bool,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -83,6 +95,8 @@ impl From<FormatRules> for FormatRulesDto {
                 deck_size: commander.deck_size,
                 color_identity: commander.color_identity,
             }),
+            pool_max: rules.pool_max,
+            hero: rules.hero.map(|hero| HeroRulesDto { young: hero.young }),
         }
     }
 }

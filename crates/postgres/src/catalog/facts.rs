@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogEntry, name_key};
 use deckhand_domain::formats::{
-    CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, Legality, LegalityChange,
-    PartnerAbility,
+    CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroCard, HeroRules,
+    Legality, LegalityChange, PartnerAbility,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -20,8 +20,9 @@ use crate::statement::{Bind, Statement};
 
 /// Every format with its rules, if any, in display order per game.
 pub(super) const FORMATS_WITH_RULES: &str = "\
-SELECT f.game, f.id, f.slug, f.name, r.main_min, r.main_max, r.sideboard_max, r.copy_limit,
-       r.singleton, r.commander_count_max, r.commander_deck_size, r.commander_color_identity
+SELECT f.game, f.id, f.slug, f.name, r.main_section, r.main_min, r.main_max, r.sideboard_max,
+       r.copy_limit, r.singleton, r.commander_count_max, r.commander_deck_size,
+       r.commander_color_identity, r.pool_max, r.hero_young
 FROM formats f LEFT JOIN format_rules r ON r.format_id = f.id
 ORDER BY f.game, f.position";
 
@@ -35,6 +36,8 @@ pub(super) struct FormatRulesRow {
     pub(super) slug: String,
     #[diesel(sql_type = Text)]
     pub(super) name: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    main_section: Option<String>,
     #[diesel(sql_type = Nullable<Integer>)]
     main_min: Option<i32>,
     #[diesel(sql_type = Nullable<Integer>)]
@@ -51,6 +54,10 @@ pub(super) struct FormatRulesRow {
     commander_deck_size: Option<i32>,
     #[diesel(sql_type = Nullable<Bool>)]
     commander_color_identity: Option<bool>,
+    #[diesel(sql_type = Nullable<Integer>)]
+    pool_max: Option<i32>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    hero_young: Option<bool>,
 }
 
 fn count(value: i32) -> u32 {
@@ -74,12 +81,15 @@ impl FormatRulesRow {
             _ => None,
         };
         Some(FormatRules {
+            main_section: self.main_section.clone()?,
             main_min: count(self.main_min?),
             main_max: self.main_max.map(count),
             sideboard_max: self.sideboard_max.map(count),
             copy_limit: count(self.copy_limit?),
             singleton: self.singleton?,
             commander,
+            pool_max: self.pool_max.map(count),
+            hero: self.hero_young.map(|young| HeroRules { young }),
         })
     }
 }
@@ -92,7 +102,8 @@ macro_rules! facts_select {
         "SELECT c.card_id, c.name, c.type_line, c.color_identity,
        coalesce(r.any_number, false) AS any_number, r.copies_max,
        coalesce(r.can_be_commander, false) AS can_be_commander,
-       coalesce(r.partner, false) AS partner, r.partner_with,
+       coalesce(r.partner, false) AS partner, r.partner_with, r.hero, r.hero_young,
+       coalesce(r.legal_heroes, '{}') AS legal_heroes,
        coalesce(h.formats, '{}') AS formats, coalesce(h.statuses, '{}') AS statuses,
        coalesce(h.valid_froms, '{}') AS valid_froms, coalesce(h.befores, '{}') AS befores
 FROM catalog_cards c
@@ -141,6 +152,12 @@ pub(super) struct FactsRow {
     partner: bool,
     #[diesel(sql_type = Nullable<Text>)]
     partner_with: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    hero: Option<String>,
+    #[diesel(sql_type = Nullable<Bool>)]
+    hero_young: Option<bool>,
+    #[diesel(sql_type = Array<Text>)]
+    legal_heroes: Vec<String>,
     #[diesel(sql_type = Array<Text>)]
     formats: Vec<String>,
     #[diesel(sql_type = Array<Text>)]
@@ -191,6 +208,11 @@ impl FactsRow {
                     (true, None) => PartnerAbility::Any,
                     (false, None) => PartnerAbility::None,
                 },
+                hero: self.hero.map(|name| HeroCard {
+                    name,
+                    young: self.hero_young.unwrap_or(false),
+                }),
+                legal_heroes: self.legal_heroes,
             },
             legalities,
         })
@@ -237,18 +259,39 @@ WHERE k.status IS DISTINCT FROM (
 ON CONFLICT (game, card_id, format, valid_from)
 DO UPDATE SET status = excluded.status, source = excluded.source";
 
+/// `$10` holds each card's legal heroes as one text, the names joined by a line feed (no hero
+/// name holds one), since `unnest` of a two-dimensional array would flatten it.
 const UPSERT_TEXT_RULES: &str = "\
 INSERT INTO card_text_rules (game, name_key, any_number, copies_max, can_be_commander, partner,
-                             partner_with)
-SELECT $1, k.name_key, k.any_number, k.copies_max, k.can_be_commander, k.partner, k.partner_with
-FROM unnest($2::text[], $3::bool[], $4::int8[], $5::bool[], $6::bool[], $7::text[])
-    AS k(name_key, any_number, copies_max, can_be_commander, partner, partner_with)
+                             partner_with, hero, hero_young, legal_heroes)
+SELECT $1, k.name_key, k.any_number, k.copies_max, k.can_be_commander, k.partner, k.partner_with,
+       k.hero, CASE WHEN k.hero IS NOT NULL THEN k.hero_young END,
+       string_to_array(k.legal_heroes, E'\\n')
+FROM unnest($2::text[], $3::bool[], $4::int8[], $5::bool[], $6::bool[], $7::text[], $8::text[],
+            $9::bool[], $10::text[])
+    AS k(name_key, any_number, copies_max, can_be_commander, partner, partner_with, hero,
+         hero_young, legal_heroes)
 ON CONFLICT (game, name_key) DO UPDATE SET any_number = excluded.any_number,
     copies_max = excluded.copies_max, can_be_commander = excluded.can_be_commander,
-    partner = excluded.partner, partner_with = excluded.partner_with";
+    partner = excluded.partner, partner_with = excluded.partner_with, hero = excluded.hero,
+    hero_young = excluded.hero_young, legal_heroes = excluded.legal_heroes";
 
 const DELETE_TEXT_RULES: &str =
     "DELETE FROM card_text_rules WHERE game = $1 AND name_key = ANY($2::text[])";
+
+/// The columns of [`UPSERT_TEXT_RULES`], one element per card.
+#[derive(Default)]
+struct TextRulesColumns {
+    name_keys: Vec<String>,
+    any_numbers: Vec<bool>,
+    copies_maxes: Vec<Option<i64>>,
+    can_be_commanders: Vec<bool>,
+    partners: Vec<bool>,
+    partners_with: Vec<Option<String>>,
+    heroes: Vec<Option<String>>,
+    heroes_young: Vec<bool>,
+    legal_heroes: Vec<String>,
+}
 
 /// Records the rules-text clauses of `cards` (one entry per card, the last of the batch) and
 /// the legalities of `speaking` (per card, the last entry that speaks for its legality) from
@@ -286,14 +329,7 @@ pub(super) async fn record_imported(
         .map_err(error::query)
         .context("recording imported legalities")?;
     }
-    let mut upserted = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
+    let mut upserted = TextRulesColumns::default();
     let mut cleared = Vec::new();
     for entry in cards {
         let Some(rules) = &entry.text_rules else {
@@ -309,29 +345,39 @@ pub(super) async fn record_imported(
             CopyAllowance::UpTo(max) => (false, Some(i64::from(max))),
             CopyAllowance::Format => (false, None),
         };
-        upserted.0.push(key);
-        upserted.1.push(any);
-        upserted.2.push(max);
-        upserted.3.push(rules.can_be_commander);
+        upserted.name_keys.push(key);
+        upserted.any_numbers.push(any);
+        upserted.copies_maxes.push(max);
+        upserted.can_be_commanders.push(rules.can_be_commander);
         let (partner, partner_with) = match &rules.partner {
             PartnerAbility::None => (false, None),
             PartnerAbility::Any => (true, None),
             PartnerAbility::With(name) => (false, Some(name.clone())),
         };
-        upserted.4.push(partner);
-        upserted.5.push(partner_with);
+        upserted.partners.push(partner);
+        upserted.partners_with.push(partner_with);
+        upserted
+            .heroes
+            .push(rules.hero.as_ref().map(|hero| hero.name.clone()));
+        upserted
+            .heroes_young
+            .push(rules.hero.as_ref().is_some_and(|hero| hero.young));
+        upserted.legal_heroes.push(rules.legal_heroes.join("\n"));
     }
-    if !upserted.0.is_empty() {
+    if !upserted.name_keys.is_empty() {
         Statement::new(
             UPSERT_TEXT_RULES,
             vec![
                 Bind::Text(game.to_owned()),
-                Bind::Texts(upserted.0),
-                Bind::Bools(upserted.1),
-                Bind::OptionalInts(upserted.2),
-                Bind::Bools(upserted.3),
-                Bind::Bools(upserted.4),
-                Bind::OptionalTexts(upserted.5),
+                Bind::Texts(upserted.name_keys),
+                Bind::Bools(upserted.any_numbers),
+                Bind::OptionalInts(upserted.copies_maxes),
+                Bind::Bools(upserted.can_be_commanders),
+                Bind::Bools(upserted.partners),
+                Bind::OptionalTexts(upserted.partners_with),
+                Bind::OptionalTexts(upserted.heroes),
+                Bind::Bools(upserted.heroes_young),
+                Bind::Texts(upserted.legal_heroes),
             ],
         )
         .execute(conn)

@@ -127,3 +127,165 @@ pub async fn fab_cards_of_the_real_file_import_idempotently(repos: &Repositories
     assert_eq!(hero.legalities["blitz"], "not_legal");
     Ok(())
 }
+
+/// The cards of Dorinthea Ironsong's Classic Constructed deck (as the demo's), by name: her
+/// hero card, three arena cards and 23 deck cards of 3 copies each.
+const DORINTHEA_DECK: [&str; 23] = [
+    "Biting Blade (red)",
+    "Biting Blade (yellow)",
+    "Biting Blade (blue)",
+    "Driving Blade (red)",
+    "Driving Blade (yellow)",
+    "Driving Blade (blue)",
+    "Ironsong Response (red)",
+    "Ironsong Response (yellow)",
+    "Ironsong Response (blue)",
+    "Overpower (red)",
+    "Overpower (yellow)",
+    "Sharpen Steel (red)",
+    "Sharpen Steel (yellow)",
+    "Sharpen Steel (blue)",
+    "Steelblade Shunt (red)",
+    "Steelblade Shunt (yellow)",
+    "Steelblade Shunt (blue)",
+    "Stroke of Foresight (red)",
+    "Stroke of Foresight (blue)",
+    "Warrior's Valor (red)",
+    "Warrior's Valor (yellow)",
+    "Sink Below (red)",
+    "Sink Below (blue)",
+];
+
+pub async fn fab_formats_and_hero_facts_are_what_a_check_reads(repos: &Repositories) -> Outcome {
+    use deckhand_domain::formats::{CheckLine, HeroCard, check, seeds};
+    use std::collections::HashMap;
+
+    // cc and blitz carry rules; the other formats legality only.
+    let formats = repos.catalog.formats("fab").await?;
+    for format in &formats {
+        assert_eq!(
+            format.rules,
+            seeds::fab_rules(&format.slug),
+            "{}",
+            format.slug
+        );
+    }
+    let cc = formats
+        .iter()
+        .find(|format| format.slug == "cc")
+        .context("cc")?;
+    let rules = cc.rules.clone().context("cc rules")?;
+    assert_eq!(
+        (rules.main_section.as_str(), rules.main_min, rules.pool_max),
+        ("deck", 60, Some(80))
+    );
+    assert_eq!(rules.hero.map(|hero| hero.young), Some(false));
+
+    // Hero facts and legal heroes survive the store, per name and pitch.
+    let fab = repos.catalog.game("fab").await?.context("fab")?;
+    let entries = fab_slice_entries(&fab)?;
+    repos.catalog.upsert("fab", &entries, now()).await?;
+    let mut ids: Vec<_> = entries.iter().map(|e| e.printing.card_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let facts: HashMap<String, _> = repos
+        .catalog
+        .card_facts("fab", &ids)
+        .await?
+        .into_iter()
+        .map(|facts| (facts.name.clone(), facts))
+        .collect();
+    assert_eq!(facts.len(), 40);
+    assert_eq!(
+        facts["Dorinthea Ironsong"].text.hero,
+        Some(HeroCard {
+            name: "Dorinthea".into(),
+            young: false
+        })
+    );
+    assert_eq!(
+        facts["Dorinthea"].text.hero.as_ref().map(|hero| hero.young),
+        Some(true)
+    );
+    assert_eq!(facts["Sink Below (red)"].text.hero, None);
+    assert!(
+        facts["Sink Below (red)"]
+            .text
+            .legal_heroes
+            .contains(&"Dorinthea".to_owned())
+    );
+    assert_eq!(
+        facts["Alpha Rampage (red)"].text.legal_heroes,
+        ["Rhinar", "Shiyana"]
+    );
+
+    // The one check over what the store holds: the deck is legal, and each break is named.
+    let line = |section: &str, quantity: u32, name: &str| CheckLine {
+        section: section.into(),
+        quantity,
+        card_id: facts.get(name).map(|card| card.card_id),
+        name: name.into(),
+        place: String::new(),
+    };
+    let mut deck = vec![
+        line("hero", 1, "Dorinthea Ironsong"),
+        line("arena", 1, "Dawnblade"),
+        line("arena", 1, "Braveforge Bracers"),
+        line("arena", 1, "Refraction Bolters"),
+    ];
+    deck.extend(DORINTHEA_DECK.iter().map(|name| line("deck", 3, name)));
+    let by_id: HashMap<_, _> = facts
+        .values()
+        .map(|card| (card.card_id, card.clone()))
+        .collect();
+    let codes = |deck: &[CheckLine]| -> Vec<&'static str> {
+        check(&fab, cc, &rules, deck, &by_id, now())
+            .iter()
+            .map(|problem| problem.rule.as_str())
+            .collect()
+    };
+    assert_eq!(codes(&deck), Vec::<&str>::new());
+
+    let mut broken = deck.clone();
+    broken[0] = line("hero", 1, "Dorinthea");
+    broken.truncate(4 + 19);
+    broken.extend([
+        line("inventory", 1, "Biting Blade (red)"),
+        line("inventory", 1, "Biting Blade (red)"),
+        line("inventory", 1, "Alpha Rampage (red)"),
+        line("inventory", 1, "Art of War (yellow)"),
+        line("inventory", 3, "No Such Card"),
+        line("inventory", 3, "Overpower (blue)"),
+        line("inventory", 3, "Stroke of Foresight (yellow)"),
+        line("inventory", 3, "Warrior's Valor (blue)"),
+        line("inventory", 3, "Glint the Quicksilver (blue)"),
+        line("inventory", 3, "Rout (red)"),
+    ]);
+    assert_eq!(
+        codes(&broken),
+        [
+            "banned",
+            "copy_limit",
+            "hero",
+            "hero_legality",
+            "main_size",
+            "not_legal",
+            "pool_size",
+            "unresolved"
+        ]
+    );
+    // Her adult self is the right age and legal in cc; Alpha Rampage is still not hers.
+    broken[0] = line("hero", 1, "Dorinthea Ironsong");
+    assert_eq!(
+        codes(&broken),
+        [
+            "banned",
+            "copy_limit",
+            "hero_legality",
+            "main_size",
+            "pool_size",
+            "unresolved"
+        ]
+    );
+    Ok(())
+}
