@@ -195,6 +195,18 @@ async fn the_demo_seeds_a_classic_constructed_dorinthea_deck() {
         deck["expanded_cards"][0]["cards"][0]["name"],
         "Dorinthea Ironsong"
     );
+    // Legal in its format, as its own check says.
+    let (status, _, report) = send(
+        app.client
+            .get(app.api(&format!("/games/fab/decks/{id}/check"))),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    assert_eq!(
+        (&report["format"]["slug"], &report["legal"]),
+        (&json!("cc"), &json!(true)),
+        "{report}"
+    );
 }
 
 /// The whole real file (`../shared/data/fab`, beside the checkout): every record reads, card
@@ -240,4 +252,235 @@ async fn the_whole_file_imports_in_memory() {
 #[tokio::test]
 async fn the_whole_file_imports_on_postgres() {
     the_whole_file_imports(TestApp::postgres().await).await;
+}
+
+/// Dorinthea Ironsong's Classic Constructed list as deck text: her hero card, three arena cards
+/// and 69 deck cards, 3 of each (the demo's deck).
+const DORINTHEA_TEXT: &str = "\
+Hero
+1 Dorinthea Ironsong
+
+Arena
+1 Dawnblade
+1 Braveforge Bracers
+1 Refraction Bolters
+
+Deck
+3 Biting Blade (red)
+3 Biting Blade (yellow)
+3 Biting Blade (blue)
+3 Driving Blade (red)
+3 Driving Blade (yellow)
+3 Driving Blade (blue)
+3 Ironsong Response (red)
+3 Ironsong Response (yellow)
+3 Ironsong Response (blue)
+3 Overpower (red)
+3 Overpower (yellow)
+3 Sharpen Steel (red)
+3 Sharpen Steel (yellow)
+3 Sharpen Steel (blue)
+3 Steelblade Shunt (red)
+3 Steelblade Shunt (yellow)
+3 Steelblade Shunt (blue)
+3 Stroke of Foresight (red)
+3 Stroke of Foresight (blue)
+3 Warrior's Valor (red)
+3 Warrior's Valor (yellow)
+3 Sink Below (red)
+3 Sink Below (blue)
+";
+
+async fn check(app: &TestApp, format: &str, text: &str) -> Value {
+    let (status, _, report) = send(
+        app.client
+            .post(app.api("/games/fab/decks/check"))
+            .json(&json!({"format": format, "text": text})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{report}");
+    report
+}
+
+/// Each problem's rule, and the card it names.
+fn problems(report: &Value) -> Vec<(String, Option<String>)> {
+    report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|problem| {
+            (
+                problem["rule"].as_str().unwrap().to_owned(),
+                problem["card"]["name"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
+
+fn owned(expected: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    expected
+        .iter()
+        .map(|(rule, card)| ((*rule).to_owned(), card.map(str::to_owned)))
+        .collect()
+}
+
+/// Classic Constructed and Blitz over HTTP: their rules in the formats list, a Dorinthea
+/// Ironsong deck by text legal in cc, and each of fab's rules broken on its own.
+async fn fab_decks_are_checked(app: TestApp, file: &str) {
+    app.admin(&[
+        "catalog",
+        "import",
+        "--game",
+        "fab",
+        "--source",
+        "fab-cards",
+        "--as-of",
+        "2026-05-16",
+        file,
+    ])
+    .await
+    .unwrap();
+    let (status, _, formats) = send(app.client.get(app.api("/games/fab/formats"))).await;
+    assert_eq!(status, StatusCode::OK, "{formats}");
+    let rules: Vec<(&str, &Value)> = formats
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|format| (format["slug"].as_str().unwrap(), &format["rules"]))
+        .collect();
+    assert_eq!(
+        rules[0],
+        (
+            "cc",
+            &json!({"main_min": 60, "main_max": null, "sideboard_max": null, "copy_limit": 3,
+                "singleton": false, "commander": null, "pool_max": 80, "hero": {"young": false}})
+        )
+    );
+    assert_eq!(rules[1].1["hero"], json!({"young": true}));
+    assert_eq!(
+        (
+            &rules[1].1["main_min"],
+            &rules[1].1["main_max"],
+            &rules[1].1["pool_max"]
+        ),
+        (&json!(40), &json!(40), &json!(52))
+    );
+    assert!(rules[2..].iter().all(|(_, rules)| rules.is_null()));
+
+    let report = check(&app, "cc", DORINTHEA_TEXT).await;
+    assert_eq!(report["legal"], true, "{report}");
+    assert_eq!(report["format"]["slug"], "cc");
+
+    // Each rule broken alone.
+    let young = DORINTHEA_TEXT.replace("1 Dorinthea Ironsong", "1 Dorinthea");
+    let report = check(&app, "cc", &young).await;
+    assert_eq!(
+        problems(&report),
+        owned(&[
+            ("hero", Some("Dorinthea")),
+            ("not_legal", Some("Dorinthea"))
+        ])
+    );
+    assert_eq!(
+        report["problems"][0]["message"],
+        "Dorinthea is a young hero; Classic Constructed needs an adult hero"
+    );
+    let no_hero = DORINTHEA_TEXT.replace("1 Dorinthea Ironsong\n", "");
+    let report = check(&app, "cc", &no_hero).await;
+    assert_eq!(problems(&report), owned(&[("hero", None)]));
+    assert_eq!(report["problems"][0]["count"], 0);
+
+    let four = format!("{DORINTHEA_TEXT}\nInventory\n1 Sink Below (red)\n3 Sink Below (yellow)\n");
+    let report = check(&app, "cc", &four).await;
+    assert_eq!(
+        problems(&report),
+        owned(&[("copy_limit", Some("Sink Below (red)"))])
+    );
+    assert_eq!(
+        (
+            &report["problems"][0]["count"],
+            &report["problems"][0]["limit"]
+        ),
+        (&json!(4), &json!(3))
+    );
+
+    let other_class = format!("{DORINTHEA_TEXT}\nInventory\n1 Alpha Rampage (red)\n");
+    let report = check(&app, "cc", &other_class).await;
+    assert_eq!(
+        problems(&report),
+        owned(&[("hero_legality", Some("Alpha Rampage (red)"))])
+    );
+
+    let banned = format!("{DORINTHEA_TEXT}\nInventory\n1 Art of War (yellow)\n");
+    let report = check(&app, "cc", &banned).await;
+    assert_eq!(
+        problems(&report),
+        owned(&[("banned", Some("Art of War (yellow)"))])
+    );
+
+    let short = DORINTHEA_TEXT.replace(
+        "3 Warrior's Valor (red)\n3 Warrior's Valor (yellow)\n3 Sink Below (red)\n\
+         3 Sink Below (blue)\n",
+        "",
+    );
+    let report = check(&app, "cc", &short).await;
+    assert_eq!(problems(&report), owned(&[("main_size", None)]));
+    assert_eq!(report["problems"][0]["section"], "deck");
+    assert_eq!(report["problems"][0]["count"], 57);
+
+    let big = format!(
+        "{DORINTHEA_TEXT}\nInventory\n3 Overpower (blue)\n3 Stroke of Foresight (yellow)\n\
+         3 Warrior's Valor (blue)\n"
+    );
+    let report = check(&app, "cc", &big).await;
+    assert_eq!(problems(&report), owned(&[("pool_size", None)]));
+    assert_eq!(
+        (
+            &report["problems"][0]["count"],
+            &report["problems"][0]["limit"]
+        ),
+        (&json!(81), &json!(80))
+    );
+
+    let unknown = format!("{DORINTHEA_TEXT}\nInventory\n1 No Such Card\n");
+    let report = check(&app, "cc", &unknown).await;
+    assert_eq!(problems(&report), owned(&[("unresolved", None)]));
+
+    // The same list in Blitz: the wrong hero's age, too many cards, too many copies.
+    let report = check(&app, "blitz", DORINTHEA_TEXT).await;
+    let codes: std::collections::BTreeSet<String> = problems(&report)
+        .into_iter()
+        .map(|(rule, _)| rule)
+        .collect();
+    assert_eq!(
+        codes.into_iter().collect::<Vec<_>>(),
+        ["copy_limit", "hero", "main_size", "not_legal", "pool_size"]
+    );
+
+    // A format with legality only is still refused, naming it.
+    let (status, _, body) = send(
+        app.client
+            .post(app.api("/games/fab/decks/check"))
+            .json(&json!({"format": "open", "text": DORINTHEA_TEXT})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["details"]["fields"][0]["code"], "no_rules", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("Open"), "{body}");
+}
+
+#[tokio::test]
+async fn fab_decks_are_checked_in_memory() {
+    fab_decks_are_checked(TestApp::memory().await, SLICE).await;
+}
+
+/// On PostgreSQL, from the whole real file.
+#[tokio::test]
+async fn fab_decks_are_checked_on_postgres() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .map(|dir| dir.join("shared/data/fab/fab-cards-3.8.6.jsonl.gz"))
+        .find(|path| path.is_file())
+        .expect("shared/data/fab/fab-cards-3.8.6.jsonl.gz beside the checkout");
+    fab_decks_are_checked(TestApp::postgres().await, file.to_str().unwrap()).await;
 }

@@ -29,7 +29,7 @@ impl From<Format> for FormatDto {
 #[schema(example = json!({
     "id": "59b2f751-ebfb-5171-bef0-554ccfd0df1b", "slug": "modern", "name": "Modern",
     "rules": {"main_min": 60, "main_max": null, "sideboard_max": 15, "copy_limit": 4,
-        "singleton": false, "commander": null, "pool_max": null, "hero": null}
+        "singleton": false, "commander": null}
 }))]
 pub struct FormatListItem {
     #[serde(flatten)]
@@ -62,9 +62,12 @@ pub struct FormatRulesDto {
     singleton: bool,
     commander: Option<CommanderRulesDto>,
     /// The most cards of the card pool: every counted section but `hero` (`fab`: deck, arena
-    /// and inventory); `null`: not checked.
+    /// and inventory); absent: not checked (as in every `mtg` format, whose rules read as
+    /// before).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pool_max: Option<u32>,
-    /// Exactly one hero in the `hero` section, young or adult; `null`: no hero rule.
+    /// Exactly one hero in the `hero` section, young or adult; absent: no hero rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
     hero: Option<HeroRulesDto>,
 }
 
