@@ -134,6 +134,7 @@ impl Default for Tables {
                     id: format_id(game, slug),
                     slug: (*slug).into(),
                     name: (*name).into(),
+                    // As `2026-11-26-000100_format_checks` and `2026-11-28-000500_fab_rules`.
                     rules: seeds::format_rules(game, slug),
                 })
                 .collect()

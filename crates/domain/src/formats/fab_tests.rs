@@ -91,10 +91,9 @@ impl Deck {
         self
     }
 
-    fn check(&self, slug: &str) -> Vec<Problem> {
-        let cards = cards();
-        let lines: Vec<CheckLine> = self
-            .0
+    /// The deck's lines, each resolved to the card of its name.
+    fn lines(&self, cards: &HashMap<String, CardFacts>) -> Vec<CheckLine> {
+        self.0
             .iter()
             .map(|(section, quantity, name)| CheckLine {
                 section: section.clone(),
@@ -103,7 +102,12 @@ impl Deck {
                 name: name.clone(),
                 place: String::new(),
             })
-            .collect();
+            .collect()
+    }
+
+    fn check(&self, slug: &str) -> Vec<Problem> {
+        let cards = cards();
+        let lines = self.lines(&cards);
         let facts = cards
             .into_values()
             .map(|card| (card.card_id, card))
@@ -441,4 +445,39 @@ fn hero_facts_come_from_the_package_fields() {
     );
     assert_eq!(cards["Sink Below (red)"].text.hero, None);
     assert!(cards["Sink Below (red)"].text.legal_heroes.len() > 50);
+}
+
+#[test]
+fn restricted_and_unknown_legalities_read_as_for_every_game() {
+    // The package restricts cards in Living Legend only; were Sink Below (red) restricted in
+    // cc, or had no cc legality recorded, the check would say so as it does for mtg.
+    let lines = dorinthea_cc().lines(&cards());
+    let (format, rules) = format("cc");
+    let with = |change: &dyn Fn(&mut CardFacts)| {
+        let mut cards = cards();
+        change(cards.get_mut("Sink Below (red)").unwrap());
+        let facts = cards
+            .into_values()
+            .map(|card| (card.card_id, card))
+            .collect();
+        check(&game(), &format, &rules, &lines, &facts, NOW)
+    };
+    let problems = with(&|card| {
+        card.legalities.insert(
+            "cc".into(),
+            vec![LegalityChange::recorded(PACKAGE_DAY, Legality::Restricted)],
+        );
+    });
+    assert_eq!(
+        rules_of(&problems),
+        [("restricted", Some("Sink Below (red)"))]
+    );
+    assert_eq!((problems[0].count, problems[0].limit), (Some(3), Some(1)));
+    let problems = with(&|card| {
+        card.legalities.remove("cc");
+    });
+    assert_eq!(
+        rules_of(&problems),
+        [("legality_unknown", Some("Sink Below (red)"))]
+    );
 }
