@@ -11,8 +11,8 @@ use deckhand_domain::decks::ports::{
 };
 use deckhand_domain::decks::trending::{self, UNVIEWED};
 use deckhand_domain::decks::{
-    Deck, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader, DeckVersion, Page,
-    Provenance, SourceAccess,
+    Author, Deck, DeckGuide, DeckId, DeckListing, DeckOverview, DeckQuery, DeckReader, DeckVersion,
+    ForkOrigin, Page, Provenance, SourceAccess,
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::identity::UserId;
@@ -100,14 +100,51 @@ impl Tables {
 /// would give them.
 fn read(state: &State, stored: &Stored) -> anyhow::Result<Deck> {
     let mut deck = stored.deck.clone();
-    deck.author.username = state
+    as_of_now(state, deck.id, &mut deck.author, deck.fork.as_mut())?;
+    Ok(deck)
+}
+
+/// What a list shows of a stored deck, copied without its cards.
+fn read_listing(state: &State, stored: &Stored) -> anyhow::Result<DeckListing> {
+    let mut listing = stored.deck.listing();
+    as_of_now(
+        state,
+        listing.id,
+        &mut listing.author,
+        listing.fork.as_mut(),
+    )?;
+    Ok(listing)
+}
+
+/// What a detail shows of a stored deck when its cards are not expanded, copied without them.
+fn read_overview(state: &State, stored: &Stored) -> anyhow::Result<DeckOverview> {
+    let mut overview = stored.deck.overview();
+    let listing = &mut overview.listing;
+    as_of_now(
+        state,
+        listing.id,
+        &mut listing.author,
+        listing.fork.as_mut(),
+    )?;
+    Ok(overview)
+}
+
+/// Fills in what a stored deck shows but other tables own: its owner's current username and
+/// what the reader may know of the deck it was forked from.
+fn as_of_now(
+    state: &State,
+    id: DeckId,
+    author: &mut Author,
+    fork: Option<&mut ForkOrigin>,
+) -> anyhow::Result<()> {
+    author.username = state
         .identity
-        .username_of(deck.author.id)
-        .ok_or_else(|| anyhow::anyhow!("deck {} has no owner", deck.id))?;
-    if let Some(fork) = &mut deck.fork {
+        .username_of(author.id)
+        .ok_or_else(|| anyhow::anyhow!("deck {id} has no owner"))?;
+    if let Some(fork) = fork {
         fork.access = state.decks.source_access(fork.source.deck_id);
     }
-    Ok(deck)
+    Ok(())
 }
 
 pub(crate) struct MemoryDecks(pub(crate) Store);
@@ -169,7 +206,13 @@ impl DeckRepository for MemoryDecks {
 
     #[tracing::instrument(level = "debug", skip(self))]
     async fn find_overview(&self, id: DeckId) -> anyhow::Result<Option<DeckOverview>> {
-        Ok(self.find(id).await?.as_ref().map(Deck::overview))
+        let state = self.0.lock();
+        state
+            .decks
+            .decks
+            .get(&id)
+            .map(|stored| read_overview(&state, stored))
+            .transpose()
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(deck = %id))]
@@ -263,7 +306,7 @@ impl DeckRepository for MemoryDecks {
                     .sort
                     .compare((&a.deck, a.trending), (&b.deck, b.trending))
             },
-            |stored| read(&state, stored).map(|deck| deck.listing()),
+            |stored| read_listing(&state, stored),
         )
     }
 
