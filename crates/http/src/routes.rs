@@ -31,9 +31,16 @@ pub(crate) fn api(config: &mut ServiceConfig) {
     operations(config);
 }
 
-/// The route list itself.
+/// The route list itself. The router tries the routes in this order, matching a regular
+/// expression for each route with a `{parameter}` until one matches, so the most requested
+/// reads (the deck list and a deck's detail) come first; the document's order is its own.
 pub(crate) fn operations<O: Operations>(config: &mut O) {
     config
+        .service(handlers::decks::list::list_decks)
+        // Before `{id}`, which "check" would otherwise reach as a malformed id.
+        .service(handlers::decks::check_list::check_list)
+        .service(handlers::decks::detail::deck_detail)
+        .service(handlers::decks::create::create_deck)
         .service(handlers::probes::partner::probe_partner)
         .service(handlers::probes::public::probe_public)
         .service(handlers::probes::user::probe_user)
@@ -41,11 +48,6 @@ pub(crate) fn operations<O: Operations>(config: &mut O) {
         .service(handlers::games::formats::list_formats)
         .service(handlers::cards::resolve::resolve_cards)
         .service(handlers::cards::stats::card_stats)
-        .service(handlers::decks::list::list_decks)
-        .service(handlers::decks::create::create_deck)
-        // Before `{id}`, which "check" would otherwise reach as a malformed id.
-        .service(handlers::decks::check_list::check_list)
-        .service(handlers::decks::detail::deck_detail)
         .service(handlers::decks::check::check_deck)
         .service(handlers::decks::update::update_deck)
         .service(handlers::decks::versions::deck_versions)
