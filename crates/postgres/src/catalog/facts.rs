@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogEntry, name_key};
 use deckhand_domain::formats::{
     CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroCard, HeroRules,
-    Legality, LegalityChange, PartnerAbility,
+    Legality, LegalityChange, PartnerAbility, recorded_at,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
@@ -234,28 +234,13 @@ pub(super) async fn load_facts(
         .collect()
 }
 
-/// Adds a history row, from the file's day `$5`, for each (card, format of the game) whose
-/// status differs from the one in force that day: the card's last record or announced change
-/// (of its name) from at or before it (`deckhand_domain::formats::recorded_at`).
+/// Adds a history row from the file's day `$5` for each (card, format of the game, status)
+/// given: the statuses that differ from the one in force that day ([`changed_legalities`]).
 const RECORD_IMPORTED_LEGALITIES: &str = "\
 INSERT INTO card_legalities (game, card_id, format, valid_from, status, source)
 SELECT $1, k.card_id, k.format, $5, k.status, 'import'
 FROM unnest($2::uuid[], $3::text[], $4::text[]) AS k(card_id, format, status)
 JOIN formats f ON f.game = $1 AND f.slug = k.format
-JOIN catalog_cards c ON c.game = $1 AND c.card_id = k.card_id
-WHERE k.status IS DISTINCT FROM (
-    SELECT h.status FROM (
-        SELECT l.valid_from AS at, l.status, 1 AS rank FROM card_legalities l
-        WHERE l.game = $1 AND l.card_id = k.card_id AND l.format = k.format
-          AND l.valid_from <= $5
-        UNION ALL
-        SELECT a.effective::timestamp AT TIME ZONE 'UTC', a.status_after, 0
-        FROM legality_announcements a
-        WHERE a.game = $1 AND a.name_key = c.name_key AND a.format = k.format
-          AND a.effective::timestamp AT TIME ZONE 'UTC' <= $5
-    ) h
-    ORDER BY h.at DESC, h.rank DESC LIMIT 1
-)
 ON CONFLICT (game, card_id, format, valid_from)
 DO UPDATE SET status = excluded.status, source = excluded.source";
 
@@ -293,6 +278,86 @@ struct TextRulesColumns {
     legal_heroes: Vec<String>,
 }
 
+/// The legality history of some cards of a game, records and announcements (of their names)
+/// alike, each card's and format's oldest first, an announcement before a record of the same
+/// time: what [`recorded_at`] reads.
+const SOME_HISTORIES: &str = "\
+SELECT l.card_id, l.format, l.valid_from, l.status FROM (
+    SELECT o.card_id, o.format, o.valid_from, o.status, 1 AS rank FROM card_legalities o
+    WHERE o.game = $1 AND o.card_id = ANY($2::uuid[])
+    UNION ALL
+    SELECT c.card_id, a.format, a.effective::timestamp AT TIME ZONE 'UTC', a.status_after, 0
+    FROM catalog_cards c
+    JOIN legality_announcements a ON a.game = c.game AND a.name_key = c.name_key
+    WHERE c.game = $1 AND c.card_id = ANY($2::uuid[])
+) l
+ORDER BY l.card_id, l.format, l.valid_from, l.rank";
+
+#[derive(QueryableByName)]
+struct HistoryRow {
+    #[diesel(sql_type = SqlUuid)]
+    card_id: Uuid,
+    #[diesel(sql_type = Text)]
+    format: String,
+    #[diesel(sql_type = Timestamptz)]
+    valid_from: OffsetDateTime,
+    #[diesel(sql_type = Text)]
+    status: String,
+}
+
+/// The (card, format, status) triples of `speaking` whose status differs from the one in force
+/// on the file's day `at` ([`recorded_at`] of the card's history, read in one statement): a
+/// re-import of the same file records nothing.
+async fn changed_legalities(
+    conn: &mut AsyncPgConnection,
+    game: &str,
+    speaking: &[&CatalogEntry],
+    at: OffsetDateTime,
+) -> anyhow::Result<(Vec<Uuid>, Vec<String>, Vec<String>)> {
+    let (mut ids, mut formats, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
+    if speaking.is_empty() {
+        return Ok((ids, formats, statuses));
+    }
+    let card_ids = speaking
+        .iter()
+        .map(|entry| entry.printing.card_id)
+        .collect();
+    let rows: Vec<HistoryRow> = Statement::new(
+        SOME_HISTORIES,
+        vec![Bind::Text(game.to_owned()), Bind::Uuids(card_ids)],
+    )
+    .load(conn)
+    .await
+    .map_err(error::query)
+    .context("reading the legalities in force")?;
+    let mut histories: HashMap<(Uuid, String), Vec<LegalityChange>> = HashMap::new();
+    for row in rows {
+        let status = Legality::parse(&row.status)
+            .with_context(|| format!("a legality history holds status {:?}", row.status))?;
+        histories
+            .entry((row.card_id, row.format))
+            .or_default()
+            .push(LegalityChange::recorded(row.valid_from, status));
+    }
+    for entry in speaking {
+        let card_id = entry.printing.card_id;
+        for (format, status) in entry.legalities.iter() {
+            let Some(legality) = Legality::parse(status) else {
+                continue;
+            };
+            let in_force = histories
+                .get(&(card_id, format.clone()))
+                .and_then(|changes| recorded_at(changes, at));
+            if in_force != Some(legality) {
+                ids.push(card_id);
+                formats.push(format.clone());
+                statuses.push(status.clone());
+            }
+        }
+    }
+    Ok((ids, formats, statuses))
+}
+
 /// Records the rules-text clauses of `cards` (one entry per card, the last of the batch) and
 /// the legalities of `speaking` (per card, the last entry that speaks for its legality) from
 /// the file's day `imported_at`.
@@ -303,16 +368,7 @@ pub(super) async fn record_imported(
     speaking: &[&CatalogEntry],
     imported_at: OffsetDateTime,
 ) -> anyhow::Result<()> {
-    let (mut ids, mut formats, mut statuses) = (Vec::new(), Vec::new(), Vec::new());
-    for entry in speaking {
-        for (format, status) in entry.legalities.iter() {
-            if Legality::parse(status).is_some() {
-                ids.push(entry.printing.card_id);
-                formats.push(format.clone());
-                statuses.push(status.clone());
-            }
-        }
-    }
+    let (ids, formats, statuses) = changed_legalities(conn, game, speaking, imported_at).await?;
     if !ids.is_empty() {
         Statement::new(
             RECORD_IMPORTED_LEGALITIES,
