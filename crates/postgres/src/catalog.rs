@@ -19,8 +19,9 @@ use deckhand_domain::catalog::{
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{CardFacts, Legality};
+use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
+use diesel::sql_types::{Array, BigInt, Bool, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use futures_util::{StreamExt as _, TryStreamExt as _};
@@ -319,12 +320,31 @@ async fn load_games(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Game>> {
         .collect())
 }
 
+/// The `WHERE` of an upsert's `DO UPDATE` that leaves a row alone when the file says what it
+/// already holds: a re-import then rewrites no row and leaves no dead one behind.
+fn changed(table: &str, columns: &[&str]) -> SqlLiteral<Bool> {
+    let list = |prefix: &str| {
+        columns
+            .iter()
+            .map(|column| format!("{prefix}.{column}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    diesel::dsl::sql(&format!(
+        "({}) IS DISTINCT FROM ({})",
+        list(table),
+        list("excluded")
+    ))
+}
+
 async fn upsert_chunk(
     conn: &mut AsyncPgConnection,
     game: &str,
     entries: &[CatalogEntry],
     imported_at: time::OffsetDateTime,
 ) -> anyhow::Result<()> {
+    // The `WHERE` of an upsert's `DO UPDATE` (a table's `filter` is `QueryDsl`'s).
+    use diesel::query_dsl::methods::FilterDsl as _;
     // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
     let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     let mut printings: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
@@ -366,6 +386,17 @@ async fn upsert_chunk(
             catalog_cards::type_line.eq(excluded(catalog_cards::type_line)),
             catalog_cards::color_identity.eq(excluded(catalog_cards::color_identity)),
         ))
+        .filter(changed(
+            "catalog_cards",
+            &[
+                "name",
+                "face_names",
+                "name_key",
+                "front_face_key",
+                "type_line",
+                "color_identity",
+            ],
+        ))
         .execute(conn)
         .await
         .map_err(error::query)
@@ -390,6 +421,25 @@ async fn upsert_chunk(
             p::released_at.eq(excluded(p::released_at)),
             p::preference.eq(excluded(p::preference)),
             p::legalities.eq(excluded(p::legalities)),
+        ))
+        .filter(changed(
+            "catalog_printings",
+            &[
+                "card_id",
+                "name",
+                "set",
+                "collector_number",
+                "type_line",
+                "image_url",
+                "colors",
+                "catalog_a_id",
+                "catalog_b_id",
+                "catalog_c_id",
+                "lang",
+                "released_at",
+                "preference",
+                "legalities",
+            ],
         ))
         .execute(conn)
         .await
