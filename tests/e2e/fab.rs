@@ -118,6 +118,7 @@ async fn fab_imports_resolves_and_round_trips(app: TestApp) {
             .bearer_auth(&token)
             .json(&json!({
                 "name": "Dorinthea",
+                "visibility": ["Public"],
                 "cards": [
                     {"section": "hero", "quantity": 1, "cardIdentifier": "dorinthea-ironsong"},
                     {"section": "arena", "quantity": 1, "name": "Dawnblade"},
@@ -129,6 +130,7 @@ async fn fab_imports_resolves_and_round_trips(app: TestApp) {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{record}");
+    shows_the_hero_as_featured_card(&app, &token, record["id"].as_str().unwrap()).await;
     let text = export_text(&app, &token, json!({"deck_id": record["id"]})).await;
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "Hero");
@@ -144,6 +146,114 @@ async fn fab_imports_resolves_and_round_trips(app: TestApp) {
     let read = export_text(&app, &token, json!({"deck_payload": {"text": plain}})).await;
     assert!(read.contains("3 Sink Below (red) ("), "{read}");
     assert!(read.contains("2 Sink Below (yellow) ("), "{read}");
+}
+
+/// The featured cards of a fab deck as lists and details show them: slot, key, label, order
+/// and name.
+fn featured(deck: &Value) -> Vec<(&str, &str, &str, u64, &str)> {
+    deck["featured_cards"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no featured_cards: {deck}"))
+        .iter()
+        .map(|card| {
+            (
+                card["slot"].as_str().unwrap(),
+                card["slotKey"].as_str().unwrap(),
+                card["label"].as_str().unwrap(),
+                card["sortOrder"].as_u64().unwrap(),
+                card["name"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+const HERO_FEATURED: [(&str, &str, &str, u64, &str); 1] =
+    [("hero", "hero:0", "Hero", 0, "Dorinthea Ironsong")];
+
+/// A deck of a hero, Dawnblade and the three Sink Below: the hero is its featured card in the
+/// list and the detail, its colours the three pitches, its expanded cards its sections in
+/// game order; a chosen featured card still replaces the hero, and `null` brings it back.
+async fn shows_the_hero_as_featured_card(app: &TestApp, token: &str, id: &str) {
+    let (status, _, list) = send(
+        app.client
+            .get(app.api("/games/fab/decks?include=summary&q=Dorinthea"))
+            .bearer_auth(token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let item = &list["data"][0];
+    assert_eq!(item["id"], id, "{list}");
+    assert_eq!(featured(item), HERO_FEATURED);
+    assert_eq!(item["colors"], json!(["red", "yellow", "blue"]));
+    let detail = |app: &TestApp| {
+        send(
+            app.client
+                .get(app.api(&format!("/games/fab/decks/{id}?expand=cards")))
+                .bearer_auth(token),
+        )
+    };
+    let (status, _, deck) = detail(app).await;
+    assert_eq!(status, StatusCode::OK, "{deck}");
+    assert_eq!(featured(&deck), HERO_FEATURED);
+    let sections: Vec<(&str, &str, u64, usize)> = deck["expanded_cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|section| {
+            (
+                section["section"].as_str().unwrap(),
+                section["label"].as_str().unwrap(),
+                section["count"].as_u64().unwrap(),
+                section["cards"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            ("hero", "Hero", 1, 1),
+            ("arena", "Arena", 1, 1),
+            ("deck", "Deck", 8, 3)
+        ]
+    );
+    let names: Vec<&str> = deck["expanded_cards"][2]["cards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|card| card["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Sink Below (blue)",
+            "Sink Below (red)",
+            "Sink Below (yellow)"
+        ]
+    );
+    assert_eq!(
+        deck["expanded_cards"][2]["cards"][1]["colors"],
+        json!(["red"])
+    );
+
+    let patch = |featured: Value| {
+        send(
+            app.client
+                .patch(app.api(&format!("/games/fab/decks/{id}")))
+                .bearer_auth(token)
+                .json(&json!({"featured": featured})),
+        )
+    };
+    let (status, _, chosen) = patch(json!([{"slot": "cover", "name": "Dawnblade"}])).await;
+    assert_eq!(status, StatusCode::OK, "{chosen}");
+    let (_, _, deck) = detail(app).await;
+    assert_eq!(
+        featured(&deck),
+        [("cover", "cover:0", "Cover", 0, "Dawnblade")]
+    );
+    let (status, _, cleared) = patch(Value::Null).await;
+    assert_eq!(status, StatusCode::OK, "{cleared}");
+    let (_, _, deck) = detail(app).await;
+    assert_eq!(featured(&deck), HERO_FEATURED);
 }
 
 #[tokio::test]
@@ -179,6 +289,9 @@ async fn the_demo_seeds_a_classic_constructed_dorinthea_deck() {
         json!({"hero": 1, "arena": 3, "deck": 69})
     );
     assert_eq!(item["colors"], json!(["red", "yellow", "blue"]));
+    // The hero is the featured card, in the list and the detail.
+    assert_eq!(featured(item), HERO_FEATURED);
+    assert_eq!(featured(&deck), HERO_FEATURED);
     let sections: Vec<(&str, u64)> = deck["expanded_cards"]
         .as_array()
         .unwrap()

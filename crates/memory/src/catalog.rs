@@ -8,8 +8,8 @@ use async_trait::async_trait;
 use deckhand_domain::catalog::history::{AnnouncedChange, announcements_by_name, merge_announced};
 use deckhand_domain::catalog::ports::CatalogRepository;
 use deckhand_domain::catalog::{
-    CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, PrintingKeys,
-    Section, format_id, name_key,
+    CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, FeaturedSlot, Format, Game,
+    PrintingKeys, Section, format_id, name_key,
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{
@@ -123,10 +123,17 @@ impl Default for Tables {
     /// The rows `migrations/2026-11-21-000100_catalog` (and `2026-11-28-000400_fab_game`) seed;
     /// the contract suite compares them.
     fn default() -> Self {
+        // Which sections fill a featured slot: `2026-11-28-000600_featured_sections`.
         let section = |key: &str, label: &str, counted: bool| Section {
             key: key.into(),
             label: label.into(),
             counted,
+            featured_slot: match key {
+                "commander" => Some(FeaturedSlot::Commander),
+                "companion" => Some(FeaturedSlot::Companion),
+                "hero" => Some(FeaturedSlot::Hero),
+                _ => None,
+            },
         };
         let formats = |game: &str, list: &[(&str, &str)]| -> Vec<Format> {
             list.iter()

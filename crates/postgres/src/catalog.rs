@@ -14,8 +14,8 @@ use anyhow::Context as _;
 use async_trait::async_trait;
 use deckhand_domain::catalog::ports::CatalogRepository;
 use deckhand_domain::catalog::{
-    CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, Format, Game, Preference,
-    Printing, PrintingKeys, Section, name_key,
+    CardName, CardPick, CatalogCounts, CatalogEntry, CatalogIndex, FeaturedSlot, Format, Game,
+    Preference, Printing, PrintingKeys, Section, name_key,
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{CardFacts, Legality};
@@ -50,6 +50,7 @@ struct SectionRow {
     key: String,
     label: String,
     counted: bool,
+    featured_slot: Option<String>,
 }
 
 #[derive(Debug, Insertable)]
@@ -307,6 +308,8 @@ async fn load_games(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Game>> {
             key: row.key,
             label: row.label,
             counted: row.counted,
+            // The column's check admits only slot names.
+            featured_slot: row.featured_slot.as_deref().and_then(FeaturedSlot::parse),
         });
     }
     Ok(rows

@@ -44,6 +44,7 @@ diesel::table! {
         label -> Text,
         counted -> Bool,
         position -> Integer,
+        featured_slot -> Nullable<Text>,
     }
 }
 

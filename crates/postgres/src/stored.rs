@@ -80,6 +80,7 @@ pub(crate) enum StoredSlot {
     Commander,
     Companion,
     Cover,
+    Hero,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,6 +170,7 @@ impl From<FeaturedSlot> for StoredSlot {
             FeaturedSlot::Commander => Self::Commander,
             FeaturedSlot::Companion => Self::Companion,
             FeaturedSlot::Cover => Self::Cover,
+            FeaturedSlot::Hero => Self::Hero,
         }
     }
 }
@@ -179,6 +181,7 @@ impl From<StoredSlot> for FeaturedSlot {
             StoredSlot::Commander => Self::Commander,
             StoredSlot::Companion => Self::Companion,
             StoredSlot::Cover => Self::Cover,
+            StoredSlot::Hero => Self::Hero,
         }
     }
 }

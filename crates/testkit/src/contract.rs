@@ -48,7 +48,7 @@ use crate::fixtures::{
 use std::collections::BTreeMap;
 
 use deckhand_domain::catalog::{
-    CardPick, CatalogCounts, CatalogEntry, Preference, PrintingKeys, format_id,
+    CardPick, CatalogCounts, CatalogEntry, FeaturedSlot, Game, Preference, PrintingKeys, format_id,
 };
 use deckhand_domain::formats::{
     CardFacts, CardTextRules, CopyAllowance, Legality, LegalityChange, PartnerAbility, seeds,
@@ -421,20 +421,47 @@ pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {
     let mtg = repos.catalog.game("mtg").await?.context("mtg")?;
     assert_eq!(mtg, games[0]);
     assert_eq!(mtg.colors, ["W", "U", "B", "R", "G"]);
-    let sections: Vec<(&str, &str, bool)> = mtg
-        .sections
-        .iter()
-        .map(|s| (s.key.as_str(), s.label.as_str(), s.counted))
-        .collect();
+    let sections = |game: &Game| -> Vec<(String, String, bool, Option<FeaturedSlot>)> {
+        game.sections
+            .iter()
+            .map(|s| (s.key.clone(), s.label.clone(), s.counted, s.featured_slot))
+            .collect()
+    };
+    let expected = |rows: &[(&str, &str, bool, Option<FeaturedSlot>)]| -> Vec<_> {
+        rows.iter()
+            .map(|&(key, label, counted, slot)| (key.to_owned(), label.to_owned(), counted, slot))
+            .collect()
+    };
     assert_eq!(
-        sections,
-        [
-            ("commander", "Commander", true),
-            ("companion", "Companion", true),
-            ("mainboard", "Deck", true),
-            ("sideboard", "Sideboard", true),
-            ("maybeboard", "Maybeboard", false),
-        ]
+        sections(&mtg),
+        expected(&[
+            (
+                "commander",
+                "Commander",
+                true,
+                Some(FeaturedSlot::Commander)
+            ),
+            (
+                "companion",
+                "Companion",
+                true,
+                Some(FeaturedSlot::Companion)
+            ),
+            ("mainboard", "Deck", true, None),
+            ("sideboard", "Sideboard", true, None),
+            ("maybeboard", "Maybeboard", false, None),
+        ])
+    );
+    // A hero is the featured card of a fab deck.
+    assert_eq!(
+        sections(&games[2]),
+        expected(&[
+            ("hero", "Hero", true, Some(FeaturedSlot::Hero)),
+            ("arena", "Arena", true, None),
+            ("deck", "Deck", true, None),
+            ("inventory", "Inventory", true, None),
+            ("maybeboard", "Maybeboard", false, None),
+        ])
     );
     let formats = repos.catalog.formats("mtg").await?;
     let slugs: Vec<&str> = formats.iter().map(|f| f.slug.as_str()).collect();

@@ -15,8 +15,8 @@ pub mod source;
 pub use crate::validation::is_game_slug;
 pub use index::CatalogIndex;
 pub use model::{
-    CardIdentifier, CardName, CardPick, CatalogCounts, CatalogEntry, FORMAT_NAMESPACE, Format,
-    Game, MatchedBy, Preference, Printing, PrintingKeys, Resolution, Resolved, Section, Unresolved,
-    UnresolvedReason, format_id, name_key,
+    CardIdentifier, CardName, CardPick, CatalogCounts, CatalogEntry, FORMAT_NAMESPACE,
+    FeaturedSlot, Format, Game, MatchedBy, Preference, Printing, PrintingKeys, Resolution,
+    Resolved, Section, Unresolved, UnresolvedReason, format_id, name_key,
 };
 pub use service::{CatalogService, GameNotFound, MAX_IDENTIFIERS};

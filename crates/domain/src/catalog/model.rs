@@ -41,6 +41,48 @@ pub struct Section {
     pub label: String,
     /// Whether its cards count towards the deck (colours, totals); maybeboards do not.
     pub counted: bool,
+    /// The featured slot this section's cards fill when a deck's owner chose none (`mtg`'s
+    /// commander and companion, `fab`'s hero); `None` for the others.
+    pub featured_slot: Option<FeaturedSlot>,
+}
+
+/// Where a featured card of a deck is shown; a game's sections say which of their cards fill
+/// which slot when the owner chose none ([`Section::featured_slot`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FeaturedSlot {
+    Commander,
+    Companion,
+    Cover,
+    /// `fab`'s hero.
+    Hero,
+}
+
+impl FeaturedSlot {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Commander => "commander",
+            Self::Companion => "companion",
+            Self::Cover => "cover",
+            Self::Hero => "hero",
+        }
+    }
+
+    /// The slot of [`Self::as_str`]'s name.
+    pub fn parse(name: &str) -> Option<Self> {
+        [Self::Commander, Self::Companion, Self::Cover, Self::Hero]
+            .into_iter()
+            .find(|slot| slot.as_str() == name)
+    }
+
+    pub const fn label(self) -> &'static str {
+        match self {
+            Self::Commander => "Commander",
+            Self::Companion => "Companion",
+            Self::Cover => "Cover",
+            Self::Hero => "Hero",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,6 +21,7 @@ fn game() -> Game {
             key: key.into(),
             label: key.to_uppercase(),
             counted,
+            featured_slot: None,
         })
         .into(),
         colors: Vec::new(),

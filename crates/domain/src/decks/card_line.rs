@@ -109,6 +109,7 @@ mod tests {
                     key: key.into(),
                     label: key.into(),
                     counted: true,
+                    featured_slot: None,
                 })
                 .into(),
             colors: Vec::new(),

@@ -272,6 +272,7 @@ mod tests {
             key: key.into(),
             label: key.into(),
             counted: true,
+            featured_slot: None,
         };
         Game {
             slug: "mtg".into(),

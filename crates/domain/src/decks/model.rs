@@ -10,6 +10,7 @@ use crate::identity::{UserId, Username};
 use crate::readable::Readable;
 
 use super::text::{ListLine, PrintingRef};
+pub use crate::catalog::FeaturedSlot;
 pub use crate::readable::Visibility;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -19,33 +20,6 @@ pub struct DeckId(pub Uuid);
 impl std::fmt::Display for DeckId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
-    }
-}
-
-/// Where a featured card is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FeaturedSlot {
-    Commander,
-    Companion,
-    Cover,
-}
-
-impl FeaturedSlot {
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::Commander => "commander",
-            Self::Companion => "companion",
-            Self::Cover => "cover",
-        }
-    }
-
-    pub const fn label(self) -> &'static str {
-        match self {
-            Self::Commander => "Commander",
-            Self::Companion => "Companion",
-            Self::Cover => "Cover",
-        }
     }
 }
 

@@ -778,12 +778,13 @@ pub fn summarize(game: &Game, content: &DeckContent) -> DeckSummary {
     DeckSummary {
         section_counts,
         colors: game.order_colors(counted),
-        featured_cards: featured_cards(content),
+        featured_cards: featured_cards(game, content),
     }
 }
 
-/// The owner's choices, or else the commander section's cards then the companion's.
-fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
+/// The owner's choices, or else the cards of each section that fills a featured slot, in the
+/// game's section order (`mtg`: the commander's, then the companion's; `fab`: the hero).
+fn featured_cards(game: &Game, content: &DeckContent) -> Vec<FeaturedCard> {
     let choices: Vec<(FeaturedSlot, bool, &CardSnapshot)> = match &content.featured {
         Some(choices) => choices
             .iter()
@@ -791,14 +792,14 @@ fn featured_cards(content: &DeckContent) -> Vec<FeaturedCard> {
             .collect(),
         None => {
             let mut derived = Vec::new();
-            for (slot, section) in [
-                (FeaturedSlot::Commander, "commander"),
-                (FeaturedSlot::Companion, "companion"),
-            ] {
+            for section in &game.sections {
+                let Some(slot) = section.featured_slot else {
+                    continue;
+                };
                 let mut cards: Vec<&DeckCard> = content
                     .cards
                     .iter()
-                    .filter(|card| card.section == section)
+                    .filter(|card| card.section == section.key)
                     .collect();
                 cards.sort_by(|a, b| a.card.name.cmp(&b.card.name));
                 derived.extend(cards.into_iter().map(|card| (slot, card.foil, &card.card)));

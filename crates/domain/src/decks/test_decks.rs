@@ -5,29 +5,60 @@ use time::OffsetDateTime;
 
 use super::model::{Deck, DeckCard, DeckContent, DeckId, DeckSummary, Provenance, Visibility};
 use super::ports::NewDeck;
-use crate::catalog::{Game, Section};
+use crate::catalog::{FeaturedSlot, Game, Section};
 use crate::events::{Actor, EventId, Origin};
 use crate::identity::{UserId, Username};
 
 /// mtg as `migrations/2026-11-21-000100_catalog` seeds it: its sections in game order (the
 /// maybeboard not counted) and its colours.
 pub(crate) fn mtg() -> Game {
-    let section = |key: &str, label: &str, counted| Section {
-        key: key.into(),
-        label: label.into(),
-        counted,
-    };
     Game {
         slug: "mtg".into(),
         name: "Magic: The Gathering".into(),
         sections: vec![
-            section("commander", "Commander", true),
-            section("companion", "Companion", true),
-            section("mainboard", "Deck", true),
-            section("sideboard", "Sideboard", true),
-            section("maybeboard", "Maybeboard", false),
+            section(
+                "commander",
+                "Commander",
+                true,
+                Some(FeaturedSlot::Commander),
+            ),
+            section(
+                "companion",
+                "Companion",
+                true,
+                Some(FeaturedSlot::Companion),
+            ),
+            section("mainboard", "Deck", true, None),
+            section("sideboard", "Sideboard", true, None),
+            section("maybeboard", "Maybeboard", false, None),
         ],
         colors: ["W", "U", "B", "R", "G"].map(String::from).into(),
+    }
+}
+
+/// fab as `migrations/2026-11-28-000400_fab_game` seeds it: the hero section fills the hero
+/// slot (`2026-11-28-000600_featured_sections`), the colours are the pitches.
+pub(crate) fn fab() -> Game {
+    Game {
+        slug: "fab".into(),
+        name: "Flesh and Blood".into(),
+        sections: vec![
+            section("hero", "Hero", true, Some(FeaturedSlot::Hero)),
+            section("arena", "Arena", true, None),
+            section("deck", "Deck", true, None),
+            section("inventory", "Inventory", true, None),
+            section("maybeboard", "Maybeboard", false, None),
+        ],
+        colors: ["red", "yellow", "blue"].map(String::from).into(),
+    }
+}
+
+fn section(key: &str, label: &str, counted: bool, featured_slot: Option<FeaturedSlot>) -> Section {
+    Section {
+        key: key.into(),
+        label: label.into(),
+        counted,
+        featured_slot,
     }
 }
 

@@ -9,7 +9,7 @@ use time::macros::datetime;
 
 use super::*;
 use crate::catalog::source::{FabCard, fab_entries};
-use crate::catalog::{Format, Game, Section, format_id};
+use crate::catalog::{FeaturedSlot, Format, Game, Section, format_id};
 
 const SLICE: &str = include_str!("../../../app/data/fab-demo.jsonl");
 const PACKAGE_DAY: OffsetDateTime = datetime!(2026-05-16 00:00 UTC);
@@ -20,6 +20,7 @@ fn game() -> Game {
         key: key.into(),
         label: format!("{}{}", key[..1].to_uppercase(), &key[1..]),
         counted,
+        featured_slot: (key == "hero").then_some(FeaturedSlot::Hero),
     };
     Game {
         slug: "fab".into(),

@@ -17,6 +17,7 @@ fn game() -> Game {
         key: key.into(),
         label: key.into(),
         counted,
+        featured_slot: None,
     };
     Game {
         slug: "mtg".into(),

@@ -14,7 +14,7 @@ use crate::catalog::ports::MockCatalogRepository;
 use crate::catalog::{CardIdentifier, CatalogEntry, Preference};
 use crate::decks::Author;
 use crate::decks::ports::{InsertDeckError, MockDeckRepository, ReviseDeckError};
-use crate::decks::test_decks::mtg;
+use crate::decks::test_decks::{fab, mtg};
 use crate::events::EventType;
 use crate::identity::{Lane, PartnerRef, PrincipalUser, Scopes, Tier, Username};
 use crate::system::{FixedClock, MockIdGenerator, MockRandom};
@@ -788,6 +788,67 @@ fn featured_cards_derive_from_commanders_by_name_then_companions() {
             ("companion:0", "Companion", 2, "Lurrus"),
         ]
     );
+}
+
+/// A `fab` card of a section: its colours are its pitch's (none for a hero).
+fn fab_card(section: &str, quantity: u32, name: &str, pitch: Option<&str>) -> DeckCard {
+    DeckCard {
+        section: section.into(),
+        quantity,
+        foil: false,
+        card: CardSnapshot {
+            variant_id: Uuid::new_v5(&Uuid::NAMESPACE_OID, name.as_bytes()),
+            card_id: Uuid::new_v5(&Uuid::NAMESPACE_URL, name.as_bytes()),
+            name: name.into(),
+            set: "wtr".into(),
+            collector_number: "1".into(),
+            type_line: "Warrior Hero".into(),
+            image_url: None,
+            colors: pitch.map(str::to_owned).into_iter().collect(),
+        },
+    }
+}
+
+#[test]
+fn a_fab_decks_hero_is_its_featured_card_and_its_colours_are_the_counted_pitches() {
+    let content = DeckContent {
+        cards: vec![
+            fab_card("deck", 3, "Sink Below (red)", Some("red")),
+            fab_card("hero", 1, "Dorinthea Ironsong", None),
+            fab_card("arena", 1, "Dawnblade", None),
+            fab_card("deck", 3, "Sigil of Solace (blue)", Some("blue")),
+            fab_card(
+                "maybeboard",
+                1,
+                "Enlightened Strike (yellow)",
+                Some("yellow"),
+            ),
+        ],
+        ..existing().content
+    };
+    let summary = summarize(&fab(), &content);
+    let shown: Vec<(&str, &str, &str, u32, &str)> = summary
+        .featured_cards
+        .iter()
+        .map(|f| {
+            (
+                f.slot.as_str(),
+                f.slot_key.as_str(),
+                f.label.as_str(),
+                f.sort_order,
+                f.card.name.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(shown, [("hero", "hero:0", "Hero", 0, "Dorinthea Ironsong")]);
+    // The maybeboard's yellow does not count; the rest in pitch order.
+    assert_eq!(summary.colors, ["red", "blue"]);
+    // mtg's section names mean nothing in fab: no featured card without a hero.
+    let heroless = DeckContent {
+        cards: vec![fab_card("deck", 3, "Sink Below (red)", Some("red"))],
+        ..content
+    };
+    assert!(summarize(&fab(), &heroless).featured_cards.is_empty());
 }
 
 #[test]

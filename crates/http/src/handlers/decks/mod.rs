@@ -292,7 +292,7 @@ with_card_identifier! {
     #[derive(Debug, Deserialize, ToSchema)]
     #[serde(deny_unknown_fields)]
     pub struct FeaturedDto {
-        /// `commander`, `companion` or `cover`.
+        /// `commander`, `companion`, `cover` or `hero`.
         #[schema(value_type = String)]
         slot: FeaturedSlot,
         #[serde(default)]

@@ -1,0 +1,1 @@
+ALTER TABLE game_sections DROP COLUMN featured_slot;
