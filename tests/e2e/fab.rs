@@ -597,3 +597,174 @@ async fn fab_decks_are_checked_on_postgres() {
         .expect("shared/data/fab/fab-cards-3.8.6.jsonl.gz beside the checkout");
     fab_decks_are_checked(TestApp::postgres().await, file.to_str().unwrap()).await;
 }
+
+/// Everything else a deck does works for a `fab` deck unchanged (issue 43): the list and its
+/// `cards=` filter, history and rollback, a fork and its compare, a strategy guide, and the
+/// events of it all in `fab`'s feed.
+async fn a_fab_deck_lives_like_any_other(app: TestApp) {
+    import(&app).await;
+    let (_, token) = app
+        .user_with_token("fabian", "decks:read decks:write")
+        .await;
+    let api = |path: &str| app.api(&format!("/games/fab{path}"));
+    let hero = json!({"section": "hero", "quantity": 1, "cardIdentifier": "dorinthea-ironsong"});
+    let (status, _, deck) = send(
+        app.client
+            .post(api("/decks"))
+            .bearer_auth(&token)
+            .json(&json!({
+                "name": "Dorinthea",
+                "visibility": ["public"],
+                "cards": [hero, {"section": "deck", "quantity": 3, "name": "Sink Below", "pitch": 1}],
+            })),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{deck}");
+    let id = deck["id"].as_str().unwrap().to_owned();
+    let deck_url = |path: &str| api(&format!("/decks/{id}{path}"));
+
+    // The list, with and without a card the deck plays.
+    let (_, _, resolved) = send(app.client.post(api("/cards/resolve")).json(&json!({
+        "identifiers": [{"name": "Sink Below", "pitch": "red"}, {"name": "Sink Below", "pitch": "blue"}]
+    })))
+    .await;
+    let card = |index: usize| {
+        resolved["resolved"][index]["card"]["cardId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    let (red, blue) = (card(0), card(1));
+    let listed = |query: String| {
+        let request = app.client.get(api(&format!("/decks?{query}")));
+        async move {
+            let (status, _, page) = send(request).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            page["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|deck| deck["id"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        listed(format!("cards={red}")).await,
+        std::slice::from_ref(&id)
+    );
+    assert!(listed(format!("cards={blue}")).await.is_empty());
+
+    // A second version, its history, and a rollback to the first as a third.
+    let (status, _, saved) = send(app.client.patch(deck_url("")).bearer_auth(&token).json(
+        &json!({
+            "name": "Dorinthea, blue",
+            "cards": [hero, {"section": "deck", "quantity": 3, "name": "Sink Below", "pitch": 3}],
+        }),
+    ))
+    .await;
+    assert_eq!(
+        (status, saved["version"].as_i64()),
+        (StatusCode::OK, Some(2)),
+        "{saved}"
+    );
+    assert_eq!(
+        listed(format!("cards={blue}")).await,
+        std::slice::from_ref(&id)
+    );
+    let (_, _, versions) = send(app.client.get(deck_url("/versions"))).await;
+    assert_eq!(versions.as_array().map(Vec::len), Some(2), "{versions}");
+    let (status, _, rolled) = send(
+        app.client
+            .post(deck_url("/rollback"))
+            .bearer_auth(&token)
+            .json(&json!({"version_number": 1})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{rolled}");
+    assert_eq!(
+        (rolled["name"].as_str(), rolled["version"].as_i64()),
+        (Some("Dorinthea"), Some(3))
+    );
+
+    // A fork keeps its credit, and the compare names the card that differs by its pitch.
+    let (status, _, fork) = send(
+        app.client
+            .post(deck_url("/fork"))
+            .bearer_auth(&token)
+            .json(&json!({"name": "Dorinthea, mine"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{fork}");
+    assert_eq!(fork["forked_from"]["deck_id"], id.as_str());
+    let fork_id = fork["id"].as_str().unwrap();
+    let (status, _, saved) = send(
+        app.client
+            .patch(api(&format!("/decks/{fork_id}")))
+            .bearer_auth(&token)
+            .json(&json!({"cards": [hero, {"section": "deck", "quantity": 2, "name": "Sink Below", "pitch": 1}]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{saved}");
+    let (status, _, diff) = send(
+        app.client
+            .get(deck_url(&format!("/compare/{fork_id}")))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{diff}");
+    let deck_section = &diff["sections"][0];
+    assert_eq!(deck_section["section"], "deck", "{diff}");
+    assert_eq!(
+        deck_section["changed"][0]["name"], "Sink Below (red)",
+        "{diff}"
+    );
+
+    // A strategy guide.
+    let (status, _, guide) = send(
+        app.client
+            .put(deck_url("/guide"))
+            .bearer_auth(&token)
+            .json(&json!({"content_type": "markdown", "content": "Pitch blue to block."})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{guide}");
+    let (_, _, detail) = send(app.client.get(deck_url(""))).await;
+    assert_eq!(detail["hasGuide"], true);
+
+    // fab's feed lists it all, of fab's decks.
+    let (status, _, page) = send(
+        app.client
+            .get(api("/events?types=deck.*"))
+            .bearer_auth(&token),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let events: Vec<(&str, &str)> = page["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|event| {
+            (
+                event["type"].as_str().unwrap(),
+                event["subject"]["id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    for expected in [("deck.created", id.as_str()), ("deck.created", fork_id)] {
+        assert!(events.contains(&expected), "{expected:?} in {events:?}");
+    }
+    assert!(
+        events.iter().filter(|(_, subject)| *subject == id).count() >= 3,
+        "created, updated and rolled back: {events:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_fab_deck_lives_like_any_other_in_memory() {
+    a_fab_deck_lives_like_any_other(TestApp::memory().await).await;
+}
+
+#[tokio::test]
+async fn a_fab_deck_lives_like_any_other_on_postgres() {
+    a_fab_deck_lives_like_any_other(TestApp::postgres().await).await;
+}
