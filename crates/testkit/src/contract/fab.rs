@@ -2,7 +2,7 @@
 //! real `@flesh-and-blood/cards` file stored, found and re-imported alike in every store.
 
 use anyhow::Context as _;
-use deckhand_domain::catalog::source::{FabCard, fab_entries};
+use deckhand_domain::catalog::source::{FabCard, fab_entries, pitch_color, pitched_name};
 use deckhand_domain::catalog::{CatalogCounts, CatalogEntry, Game, PrintingKeys, name_key};
 use deckhand_domain::ports::Repositories;
 
@@ -128,34 +128,6 @@ pub async fn fab_cards_of_the_real_file_import_idempotently(repos: &Repositories
     Ok(())
 }
 
-/// The cards of Dorinthea Ironsong's Classic Constructed deck (as the demo's), by name: her
-/// hero card, three arena cards and 23 deck cards of 3 copies each.
-const DORINTHEA_DECK: [&str; 23] = [
-    "Biting Blade (red)",
-    "Biting Blade (yellow)",
-    "Biting Blade (blue)",
-    "Driving Blade (red)",
-    "Driving Blade (yellow)",
-    "Driving Blade (blue)",
-    "Ironsong Response (red)",
-    "Ironsong Response (yellow)",
-    "Ironsong Response (blue)",
-    "Overpower (red)",
-    "Overpower (yellow)",
-    "Sharpen Steel (red)",
-    "Sharpen Steel (yellow)",
-    "Sharpen Steel (blue)",
-    "Steelblade Shunt (red)",
-    "Steelblade Shunt (yellow)",
-    "Steelblade Shunt (blue)",
-    "Stroke of Foresight (red)",
-    "Stroke of Foresight (blue)",
-    "Warrior's Valor (red)",
-    "Warrior's Valor (yellow)",
-    "Sink Below (red)",
-    "Sink Below (blue)",
-];
-
 pub async fn fab_formats_and_hero_facts_are_what_a_check_reads(repos: &Repositories) -> Outcome {
     use deckhand_domain::formats::{CheckLine, HeroCard, check, seeds};
     use std::collections::HashMap;
@@ -227,13 +199,21 @@ pub async fn fab_formats_and_hero_facts_are_what_a_check_reads(repos: &Repositor
         name: name.into(),
         place: String::new(),
     };
-    let mut deck = vec![
-        line("hero", 1, "Dorinthea Ironsong"),
-        line("arena", 1, "Dawnblade"),
-        line("arena", 1, "Braveforge Bracers"),
-        line("arena", 1, "Refraction Bolters"),
-    ];
-    deck.extend(DORINTHEA_DECK.iter().map(|name| line("deck", 3, name)));
+    // The demo's deck (`cargo run`): its hero, three arena cards, then 23 deck cards of 3
+    // copies each, named with their pitches as the catalog names them.
+    let deck: Vec<CheckLine> = deckhand::demo::dorinthea_cards()
+        .into_iter()
+        .map(|card| {
+            let pitch = card.identifier.pitch.as_deref().and_then(|pitch| {
+                pitch
+                    .parse()
+                    .ok()
+                    .and_then(|pitch| pitch_color(&fab, pitch))
+            });
+            let name = pitched_name(card.identifier.name.as_deref().unwrap_or_default(), pitch);
+            line(&card.section, card.quantity, &name)
+        })
+        .collect();
     let by_id: HashMap<_, _> = facts
         .values()
         .map(|card| (card.card_id, card.clone()))
