@@ -6,7 +6,7 @@ use deckhand_testkit::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::send;
+use crate::support::{problem_rules, send};
 
 const SLICE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -415,21 +415,6 @@ async fn check(app: &TestApp, format: &str, text: &str) -> Value {
     report
 }
 
-/// Each problem's rule, and the card it names.
-fn problems(report: &Value) -> Vec<(String, Option<String>)> {
-    report["problems"]
-        .as_array()
-        .expect("problems")
-        .iter()
-        .map(|problem| {
-            (
-                problem["rule"].as_str().unwrap().to_owned(),
-                problem["card"]["name"].as_str().map(str::to_owned),
-            )
-        })
-        .collect()
-}
-
 fn owned(expected: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
     expected
         .iter()
@@ -488,7 +473,7 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
     let young = DORINTHEA_TEXT.replace("1 Dorinthea Ironsong", "1 Dorinthea");
     let report = check(&app, "cc", &young).await;
     assert_eq!(
-        problems(&report),
+        problem_rules(&report),
         owned(&[
             ("hero", Some("Dorinthea")),
             ("not_legal", Some("Dorinthea"))
@@ -500,13 +485,13 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
     );
     let no_hero = DORINTHEA_TEXT.replace("1 Dorinthea Ironsong\n", "");
     let report = check(&app, "cc", &no_hero).await;
-    assert_eq!(problems(&report), owned(&[("hero", None)]));
+    assert_eq!(problem_rules(&report), owned(&[("hero", None)]));
     assert_eq!(report["problems"][0]["count"], 0);
 
     let four = format!("{DORINTHEA_TEXT}\nInventory\n1 Sink Below (red)\n3 Sink Below (yellow)\n");
     let report = check(&app, "cc", &four).await;
     assert_eq!(
-        problems(&report),
+        problem_rules(&report),
         owned(&[("copy_limit", Some("Sink Below (red)"))])
     );
     assert_eq!(
@@ -520,14 +505,14 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
     let other_class = format!("{DORINTHEA_TEXT}\nInventory\n1 Alpha Rampage (red)\n");
     let report = check(&app, "cc", &other_class).await;
     assert_eq!(
-        problems(&report),
+        problem_rules(&report),
         owned(&[("hero_legality", Some("Alpha Rampage (red)"))])
     );
 
     let banned = format!("{DORINTHEA_TEXT}\nInventory\n1 Art of War (yellow)\n");
     let report = check(&app, "cc", &banned).await;
     assert_eq!(
-        problems(&report),
+        problem_rules(&report),
         owned(&[("banned", Some("Art of War (yellow)"))])
     );
 
@@ -537,7 +522,7 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
         "",
     );
     let report = check(&app, "cc", &short).await;
-    assert_eq!(problems(&report), owned(&[("main_size", None)]));
+    assert_eq!(problem_rules(&report), owned(&[("main_size", None)]));
     assert_eq!(report["problems"][0]["section"], "deck");
     assert_eq!(report["problems"][0]["count"], 57);
 
@@ -546,7 +531,7 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
          3 Warrior's Valor (blue)\n"
     );
     let report = check(&app, "cc", &big).await;
-    assert_eq!(problems(&report), owned(&[("pool_size", None)]));
+    assert_eq!(problem_rules(&report), owned(&[("pool_size", None)]));
     assert_eq!(
         (
             &report["problems"][0]["count"],
@@ -557,11 +542,11 @@ async fn fab_decks_are_checked(app: TestApp, file: &str) {
 
     let unknown = format!("{DORINTHEA_TEXT}\nInventory\n1 No Such Card\n");
     let report = check(&app, "cc", &unknown).await;
-    assert_eq!(problems(&report), owned(&[("unresolved", None)]));
+    assert_eq!(problem_rules(&report), owned(&[("unresolved", None)]));
 
     // The same list in Blitz: the wrong hero's age, too many cards, too many copies.
     let report = check(&app, "blitz", DORINTHEA_TEXT).await;
-    let codes: std::collections::BTreeSet<String> = problems(&report)
+    let codes: std::collections::BTreeSet<String> = problem_rules(&report)
         .into_iter()
         .map(|(rule, _)| rule)
         .collect();

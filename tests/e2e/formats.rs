@@ -5,7 +5,7 @@ use deckhand_testkit::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{assert_envelope, send};
+use crate::support::{assert_envelope, problem_rules, send};
 
 async fn check_list(app: &TestApp, game: &str, body: Value) -> (StatusCode, Value) {
     let (status, _, body) = send(
@@ -15,20 +15,6 @@ async fn check_list(app: &TestApp, game: &str, body: Value) -> (StatusCode, Valu
     )
     .await;
     (status, body)
-}
-
-fn rules(report: &Value) -> Vec<(String, Option<String>)> {
-    report["problems"]
-        .as_array()
-        .expect("problems")
-        .iter()
-        .map(|problem| {
-            (
-                problem["rule"].as_str().unwrap().to_owned(),
-                problem["card"]["name"].as_str().map(str::to_owned),
-            )
-        })
-        .collect()
 }
 
 fn field_code(body: &Value) -> (String, String) {
@@ -92,7 +78,7 @@ async fn scenario(app: &TestApp) {
         json!({"id": "59b2f751-ebfb-5171-bef0-554ccfd0df1b", "slug": "modern", "name": "Modern"})
     );
     assert_eq!(
-        rules(&report),
+        problem_rules(&report),
         [
             ("copy_limit".to_owned(), Some("Siege Wurm".to_owned())),
             ("unresolved".to_owned(), None),
@@ -143,7 +129,7 @@ async fn scenario(app: &TestApp) {
     assert_eq!(before["problems"], json!([]));
     let (_, after) = check_list(app, "mtg", at("2030-06-01T00:00:00Z")).await;
     assert_eq!(
-        rules(&after),
+        problem_rules(&after),
         [("banned".to_owned(), Some("Siege Wurm".to_owned()))]
     );
     // Default: now, before the ban.
@@ -237,7 +223,7 @@ async fn scenario(app: &TestApp) {
     assert_eq!(report["format"]["slug"], "commander");
     // Siege Wurm twice in a singleton format and outside Chromium's colours (W U B).
     assert_eq!(
-        rules(&report),
+        problem_rules(&report),
         [
             ("color_identity".to_owned(), Some("Siege Wurm".to_owned())),
             ("copy_limit".to_owned(), Some("Siege Wurm".to_owned())),

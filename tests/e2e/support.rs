@@ -20,3 +20,18 @@ pub fn assert_envelope(body: &Value, code: &str) -> Value {
     assert!(body["details"].is_object(), "{body}");
     body["details"].clone()
 }
+
+/// Each problem of a format check's report: its rule, and the name of the card it names.
+pub fn problem_rules(report: &Value) -> Vec<(String, Option<String>)> {
+    report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|problem| {
+            (
+                problem["rule"].as_str().unwrap().to_owned(),
+                problem["card"]["name"].as_str().map(str::to_owned),
+            )
+        })
+        .collect()
+}
