@@ -6,7 +6,7 @@ use deckhand_testkit::app::TestApp;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{problem_rules, send};
+use crate::support::{event_subjects, problem_rules, send};
 
 const SLICE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -724,17 +724,7 @@ async fn a_fab_deck_lives_like_any_other(app: TestApp) {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{page}");
-    let events: Vec<(&str, &str)> = page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|event| {
-            (
-                event["type"].as_str().unwrap(),
-                event["subject"]["id"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let events = event_subjects(&page);
     for expected in [("deck.created", id.as_str()), ("deck.created", fork_id)] {
         assert!(events.contains(&expected), "{expected:?} in {events:?}");
     }

@@ -14,7 +14,7 @@ use diesel_async::SimpleAsyncConnection as _;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::support::{assert_envelope, send};
+use crate::support::{assert_envelope, event_subjects, send};
 
 /// Short, so that a paused replica passes it quickly (the monitor samples four times within it).
 const MAX_LAG: Duration = Duration::from_millis(300);
@@ -238,17 +238,7 @@ async fn a_streaming_replica_serves_anonymous_and_partner_reads_within_its_lag()
         .expect("the long poll answers once the replica replays")
         .unwrap();
     assert_eq!(status, StatusCode::OK, "{page}");
-    let events: Vec<_> = page["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|event| {
-            (
-                event["type"].as_str().unwrap(),
-                event["subject"]["id"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let events = event_subjects(&page);
     assert_eq!(events, [("deck.updated", id.as_str())], "{page}");
     // Caught up again: anonymous reads return to the replica.
     eventually("anonymous reads return to the replica", || async {

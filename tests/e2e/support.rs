@@ -35,3 +35,18 @@ pub fn problem_rules(report: &Value) -> Vec<(String, Option<String>)> {
         })
         .collect()
 }
+
+/// The (type, subject id) of each event of a feed page.
+pub fn event_subjects(page: &Value) -> Vec<(&str, &str)> {
+    page["data"]
+        .as_array()
+        .expect("a page of events")
+        .iter()
+        .map(|event| {
+            (
+                event["type"].as_str().unwrap(),
+                event["subject"]["id"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
