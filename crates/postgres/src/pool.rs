@@ -170,7 +170,7 @@ async fn check_statement_timeout(
 }
 
 /// A connection carrying a transaction that statements of its own open and end (`BEGIN` sent
-/// in one flight with the first statement, `COMMIT` with the last: `decks::save_revision`),
+/// in one flight with the first statement, `COMMIT` with the last: `decks::saves::save_revision`),
 /// unseen by diesel's transaction manager. Until [`Self::end`] records that the transaction is
 /// over, a dropped guard (a request dropped midway, its client gone) closes the connection
 /// instead of returning it to the pool, so PostgreSQL rolls the transaction back and frees its
