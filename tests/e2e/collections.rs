@@ -452,6 +452,102 @@ async fn collection_events_reach_their_owner_alone() {
     assert!(feed(no_scope).await.is_empty(), "without collection:read");
 }
 
+/// `body` as a chunked upload of 64 KiB pieces: no `Content-Length`, so the server can only
+/// count what arrives.
+fn chunked(body: Vec<u8>) -> reqwest::Body {
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = body
+        .chunks(64 * 1024)
+        .map(|chunk| Ok(chunk.to_vec()))
+        .collect();
+    reqwest::Body::wrap_stream(futures_util::stream::iter(chunks))
+}
+
+async fn import_body(
+    app: &TestApp,
+    token: &str,
+    body: reqwest::Body,
+    gzip: bool,
+) -> (StatusCode, Value) {
+    let mut request = app
+        .client
+        .post(collection(app, "/import?mode=replace"))
+        .bearer_auth(token)
+        .header("content-type", "text/csv");
+    if gzip {
+        request = request.header("content-encoding", "gzip");
+    }
+    let (status, _, body) = send(request.body(body)).await;
+    (status, body)
+}
+
+#[tokio::test]
+async fn a_large_csv_is_read_as_it_arrives_within_the_limit() {
+    let forest = "\"1\",\"0\",\"Forest\",\"m19\",\"\",\"\",\"\",\"\",\"\",\"280\",\"False\",\"False\",\"\"\n";
+    let header = MOXFIELD.lines().next().unwrap();
+    let rows = |count: usize| format!("{header}\n{}", forest.repeat(count)).into_bytes();
+    for app in apps().await {
+        let (_, token) = app.user_with_token("alice", SCOPES).await;
+
+        // 3.6 MiB in 58 chunks, no length given: every row is read, line numbers run on.
+        let (status, outcome) = import_body(&app, &token, chunked(rows(60_000)), false).await;
+        assert_eq!(status, StatusCode::OK, "{outcome}");
+        assert_eq!(
+            (
+                outcome["rows"].clone(),
+                outcome["cards"].clone(),
+                outcome["version"].clone()
+            ),
+            (json!(60_000), json!(60_000), json!(1))
+        );
+
+        // Over 4 MiB without a length: counted as it arrives, refused, nothing written.
+        let (status, body) = import_body(&app, &token, chunked(rows(70_000)), false).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+        assert_envelope(&body, "SERVICE_PAYLOAD_TOO_LARGE");
+
+        // A header in no layout is refused, and the client still reads the answer.
+        let mut unknown = b"Qty,Card\n".to_vec();
+        unknown.extend(forest.repeat(40_000).into_bytes());
+        let (status, body) = import_body(&app, &token, chunked(unknown), false).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(
+            assert_envelope(&body, "SERVICE_VALIDATION_ERROR")["fields"][0]["code"],
+            "layout"
+        );
+
+        // A body that is not UTF-8 is refused whole.
+        let mut latin1 = rows(2);
+        latin1.extend_from_slice(b"\"1\",\"0\",\"For\xeat\",\"m19\",\"\",\"\",\"\",\"\",\"\",\"280\",\"False\",\"False\",\"\"\n");
+        let (status, body) = import_body(&app, &token, chunked(latin1), false).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(
+            assert_envelope(&body, "SERVICE_VALIDATION_ERROR")["fields"][0]["code"],
+            "encoding"
+        );
+
+        // A gzip-encoded upload is decoded as it arrives; the limit counts decoded bytes.
+        let gzip = |body: Vec<u8>| {
+            use std::io::Write as _;
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            encoder.write_all(&body).unwrap();
+            encoder.finish().unwrap()
+        };
+        let (status, outcome) = import_body(&app, &token, gzip(rows(3)).into(), true).await;
+        assert_eq!(status, StatusCode::OK, "{outcome}");
+        assert_eq!(outcome["cards"], json!(3));
+        let (status, body) = import_body(&app, &token, gzip(rows(70_000)).into(), true).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+
+        let (_, _, page) = send(app.client.get(collection(&app, "")).bearer_auth(&token)).await;
+        assert_eq!(
+            page["totals"],
+            json!({"entries": 1, "cards": 3, "version": 2}),
+            "only the two good imports wrote"
+        );
+    }
+}
+
 #[tokio::test]
 async fn every_refusal_answers_the_envelope() {
     let app = TestApp::memory().await;

@@ -118,6 +118,44 @@ pub(crate) async fn read_bytes(
     .await
 }
 
+/// Hands the body to `take` chunk by chunk as it arrives (decoded as its `Content-Encoding`
+/// says), holding none of it: the same limit (413), timeout (408) and unreadable answer (400)
+/// as [`read_bytes`], and a `take` error ends the read at once.
+pub(crate) async fn read_chunks(
+    request: &HttpRequest,
+    payload: &mut Payload,
+    mut take: impl FnMut(&[u8]) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    let unreadable = || ApiError::bad_request("the request body could not be read");
+    if let Some(length) = request
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+    {
+        let length: usize = length
+            .to_str()
+            .ok()
+            .and_then(|length| length.parse().ok())
+            .ok_or_else(unreadable)?;
+        if length > MAX_BODY_BYTES {
+            return Err(ApiError::payload_too_large());
+        }
+    }
+    let mut body = actix_web::dev::Decompress::from_headers(payload.take(), request.headers());
+    within_body_timeout(request, async {
+        let mut total = 0usize;
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|_| unreadable())?;
+            total += chunk.len();
+            if total > MAX_BODY_BYTES {
+                return Err(ApiError::payload_too_large());
+            }
+            take(&chunk)?;
+        }
+        Ok(())
+    })
+    .await
+}
+
 /// A JSON body: one value and nothing after it but whitespace, no string holding a NUL.
 fn decode_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if nul::json_may_hold_nul(bytes)

@@ -1,5 +1,5 @@
 //! Users' collections in memory: one map of entries per user and game, changed under the
-//! store's lock with the domain's own delta rule ([`Held::after`]).
+//! store's lock with the domain's delta rule ([`held_after`]).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use deckhand_domain::collections::ports::{ApplyError, CollectionRepository};
 use deckhand_domain::collections::{
     CollectionEntry, CollectionQuery, CollectionTotals, CollectionWrite, Held, WriteMode,
+    held_after,
 };
 use deckhand_domain::decks::{Page, SortOrder};
 use deckhand_domain::identity::UserId;
@@ -48,31 +49,24 @@ pub(crate) struct Tables {
 
 pub(crate) struct MemoryCollections(pub(crate) Store);
 
-/// `collection` after `write`, or the position of the first line that would go below zero.
+/// `collection` after `write` ([`held_after`]), or the position of the first line that would
+/// go below zero.
 fn applied(collection: &Collection, write: &CollectionWrite) -> Result<Collection, usize> {
     let mut next = collection.clone();
     if write.mode == WriteMode::Replace {
         next.entries.clear();
     }
-    let mut below_zero = None;
-    for line in &write.lines {
+    let after = held_after(&write.lines, |line| {
+        next.entries
+            .get(&(line.card.variant_id, line.foil))
+            .map_or(Held::default(), Held::from)
+    })?;
+    for (line, after) in write.lines.iter().zip(after) {
         let key = (line.card.variant_id, line.foil);
-        let held = next
-            .entries
-            .get(&key)
-            .map_or(Held::default(), |entry| Held {
-                quantity: i64::from(entry.quantity),
-                trade_quantity: i64::from(entry.trade_quantity),
-            });
-        let Some(after) = held.after(line) else {
-            below_zero = Some(below_zero.map_or(line.index, |at: usize| at.min(line.index)));
-            continue;
-        };
+        let previous = next.entries.remove(&key);
         if after.quantity == 0 {
-            next.entries.remove(&key);
             continue;
         }
-        let previous = next.entries.remove(&key);
         let kept = |given: &Option<String>, old: Option<&Option<String>>| {
             given.clone().or_else(|| old.cloned().flatten())
         };
@@ -88,13 +82,8 @@ fn applied(collection: &Collection, write: &CollectionWrite) -> Result<Collectio
             },
         );
     }
-    match below_zero {
-        Some(index) => Err(index),
-        None => {
-            next.version += 1;
-            Ok(next)
-        }
-    }
+    next.version += 1;
+    Ok(next)
 }
 
 #[async_trait]

@@ -1,8 +1,8 @@
 //! Users' collections over PostgreSQL. A write is one transaction: the `collections` row is
 //! upserted first (its version bumped), which locks it, so concurrent writes of one collection
-//! run one after another and each reads what the last committed; the delta rule
-//! (`Held::after`: never below zero, trade quantity within 0 and the quantity) is the same
-//! arithmetic in SQL over all lines at once.
+//! run one after another and each reads what the last committed. What the write's lines hold
+//! is read in one statement, the domain's delta rule (`held_after`) says what they hold after,
+//! and one statement writes that.
 
 use std::collections::HashMap;
 
@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use deckhand_domain::catalog::name_key;
 use deckhand_domain::collections::ports::{ApplyError, CollectionRepository};
 use deckhand_domain::collections::{
-    CollectionCard, CollectionEntry, CollectionQuery, CollectionTotals, CollectionWrite, WriteMode,
+    CollectionCard, CollectionEntry, CollectionQuery, CollectionTotals, CollectionWrite, Held,
+    WriteMode, held_after,
 };
 use deckhand_domain::decks::{Page, RESULT_WINDOW};
 use deckhand_domain::identity::UserId;
@@ -36,18 +37,14 @@ impl PgCollections {
     }
 }
 
-/// The write's lines as parallel arrays, joined with what is held: `l` has the line's
-/// position, printing and finish, the card it copies, and `new_quantity` / `new_trade` after it.
-const LINES: &str = "WITH l AS (SELECT * FROM unnest($3::bigint[], $4::uuid[], $5::bool[], \
-     $6::uuid[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], \
-     $13::text[], $14::text[]) AS l(position, variant_id, foil, card_id, name, name_key, set_code, \
-     collector_number, quantity, trade_quantity, condition, language)), \
-     j AS (SELECT l.*, coalesce(e.quantity, 0) + l.quantity AS new_quantity, \
-     coalesce(e.trade_quantity, 0) + l.trade_quantity AS new_trade FROM l \
-     LEFT JOIN collection_entries e ON e.owner_id = $1 AND e.game = $2 \
-     AND e.variant_id = l.variant_id AND e.foil = l.foil)";
+/// The write's lines as parallel arrays, with what each holds after the write: `l` has the
+/// printing and finish, the card it copies, and its quantities.
+const LINES: &str = "WITH l AS (SELECT * FROM unnest($3::uuid[], $4::bool[], $5::uuid[], \
+     $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], \
+     $13::text[]) AS l(variant_id, foil, card_id, name, name_key, set_code, collector_number, \
+     quantity, trade_quantity, condition, language))";
 
-fn line_binds(write: &CollectionWrite) -> Vec<Bind> {
+fn line_binds(write: &CollectionWrite, after: &[Held]) -> Vec<Bind> {
     let lines = &write.lines;
     let texts = |read: fn(&CollectionCard) -> String| {
         Bind::Texts(lines.iter().map(|line| read(&line.card)).collect())
@@ -55,7 +52,6 @@ fn line_binds(write: &CollectionWrite) -> Vec<Bind> {
     vec![
         Bind::Uuid(write.owner.0),
         Bind::Text(write.game.clone()),
-        Bind::OptionalInts(lines.iter().map(|line| Some(line.index as i64)).collect()),
         Bind::Uuids(lines.iter().map(|line| line.card.variant_id).collect()),
         Bind::Bools(lines.iter().map(|line| line.foil).collect()),
         Bind::Uuids(lines.iter().map(|line| line.card.card_id).collect()),
@@ -63,23 +59,66 @@ fn line_binds(write: &CollectionWrite) -> Vec<Bind> {
         texts(|card| name_key(&card.name)),
         texts(|card| card.set.clone()),
         texts(|card| card.collector_number.clone()),
-        Bind::OptionalInts(lines.iter().map(|line| Some(line.quantity)).collect()),
-        Bind::OptionalInts(lines.iter().map(|line| Some(line.trade_quantity)).collect()),
+        Bind::OptionalInts(after.iter().map(|held| Some(held.quantity)).collect()),
+        Bind::OptionalInts(after.iter().map(|held| Some(held.trade_quantity)).collect()),
         Bind::OptionalTexts(lines.iter().map(|line| line.condition.clone()).collect()),
         Bind::OptionalTexts(lines.iter().map(|line| line.language.clone()).collect()),
     ]
+}
+
+/// What the collection holds of each of `write`'s lines (none of a line absent from it).
+async fn held_before(
+    conn: &mut AsyncPgConnection,
+    write: &CollectionWrite,
+) -> diesel::QueryResult<HashMap<(Uuid, bool), Held>> {
+    #[derive(QueryableByName)]
+    struct HeldRow {
+        #[diesel(sql_type = SqlUuid)]
+        variant_id: Uuid,
+        #[diesel(sql_type = Bool)]
+        foil: bool,
+        #[diesel(sql_type = Int8)]
+        quantity: i64,
+        #[diesel(sql_type = Int8)]
+        trade_quantity: i64,
+    }
+    let rows: Vec<HeldRow> = Statement::new(
+        "SELECT e.variant_id, e.foil, e.quantity::bigint AS quantity, \
+         e.trade_quantity::bigint AS trade_quantity FROM collection_entries e \
+         JOIN unnest($3::uuid[], $4::bool[]) AS l(variant_id, foil) \
+         ON e.variant_id = l.variant_id AND e.foil = l.foil \
+         WHERE e.owner_id = $1 AND e.game = $2",
+        vec![
+            Bind::Uuid(write.owner.0),
+            Bind::Text(write.game.clone()),
+            Bind::Uuids(
+                write
+                    .lines
+                    .iter()
+                    .map(|line| line.card.variant_id)
+                    .collect(),
+            ),
+            Bind::Bools(write.lines.iter().map(|line| line.foil).collect()),
+        ],
+    )
+    .load(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| {
+            let held = Held {
+                quantity: row.quantity,
+                trade_quantity: row.trade_quantity,
+            };
+            ((row.variant_id, row.foil), held)
+        })
+        .collect())
 }
 
 #[derive(QueryableByName)]
 struct Version {
     #[diesel(sql_type = Int8)]
     version: i64,
-}
-
-#[derive(QueryableByName)]
-struct BelowZero {
-    #[diesel(sql_type = Nullable<Int8>)]
-    position: Option<i64>,
 }
 
 #[derive(QueryableByName)]
@@ -206,26 +245,28 @@ async fn apply_in(
         .await?;
     }
     if !write.lines.is_empty() {
-        let binds = line_binds(write);
-        let below: BelowZero = Statement::new(
-            format!("{LINES} SELECT min(position) AS position FROM j WHERE new_quantity < 0"),
-            binds.clone(),
-        )
-        .get_result(conn)
-        .await?;
-        if let Some(position) = below.position {
-            return Err(Refused::BelowZero(usize::try_from(position).unwrap_or(0)));
-        }
+        // Replacing, the DELETE above left nothing held.
+        let before = match write.mode {
+            WriteMode::Add => held_before(conn, write).await?,
+            WriteMode::Replace => HashMap::new(),
+        };
+        let after = held_after(&write.lines, |line| {
+            before
+                .get(&(line.card.variant_id, line.foil))
+                .copied()
+                .unwrap_or_default()
+        })
+        .map_err(Refused::BelowZero)?;
         Statement::new(
             format!(
-                "{LINES}, gone AS (DELETE FROM collection_entries e USING j \
-                 WHERE e.owner_id = $1 AND e.game = $2 AND e.variant_id = j.variant_id \
-                 AND e.foil = j.foil AND j.new_quantity = 0) \
+                "{LINES}, gone AS (DELETE FROM collection_entries e USING l \
+                 WHERE e.owner_id = $1 AND e.game = $2 AND e.variant_id = l.variant_id \
+                 AND e.foil = l.foil AND l.quantity = 0) \
                  INSERT INTO collection_entries (owner_id, game, variant_id, foil, card_id, name, \
                  name_key, set_code, collector_number, quantity, trade_quantity, condition, language) \
                  SELECT $1, $2, variant_id, foil, card_id, name, name_key, set_code, \
-                 collector_number, new_quantity, least(greatest(new_trade, 0), new_quantity), \
-                 condition, language FROM j WHERE new_quantity > 0 \
+                 collector_number, quantity, trade_quantity, condition, language FROM l \
+                 WHERE quantity > 0 \
                  ON CONFLICT (owner_id, game, variant_id, foil) DO UPDATE SET \
                  quantity = excluded.quantity, trade_quantity = excluded.trade_quantity, \
                  card_id = excluded.card_id, name = excluded.name, name_key = excluded.name_key, \
@@ -233,7 +274,7 @@ async fn apply_in(
                  condition = coalesce(excluded.condition, collection_entries.condition), \
                  language = coalesce(excluded.language, collection_entries.language)"
             ),
-            binds,
+            line_binds(write, &after),
         )
         .execute(conn)
         .await?;

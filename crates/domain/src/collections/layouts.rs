@@ -75,25 +75,28 @@ pub struct ParsedImport {
     pub unreadable: Vec<UnreadableRow>,
 }
 
+const UNKNOWN_HEADER: &str = "the header is neither Moxfield's (with \"Collector Number\") nor Deckbox's (with \"Card Number\") collection export";
+
 fn layout_error(message: impl Into<String>) -> Violations {
     Violations(vec![FieldViolation::new("body", "layout", message)])
 }
 
 impl Columns {
-    fn of(header: &csv::StringRecord) -> Result<(CsvLayout, Self), Violations> {
+    fn of(header: &[&str]) -> Result<(CsvLayout, Self), Violations> {
         let find = |name: &str| {
-            header
-                .iter()
-                .position(|column| column.trim().eq_ignore_ascii_case(name))
+            header.iter().position(|column| {
+                column
+                    .trim_start_matches('\u{feff}')
+                    .trim()
+                    .eq_ignore_ascii_case(name)
+            })
         };
         let layout = if find("Collector Number").is_some() {
             CsvLayout::Moxfield
         } else if find("Card Number").is_some() || find("Edition Code").is_some() {
             CsvLayout::Deckbox
         } else {
-            return Err(layout_error(
-                "the header is neither Moxfield's (with \"Collector Number\") nor Deckbox's (with \"Card Number\") collection export",
-            ));
+            return Err(layout_error(UNKNOWN_HEADER));
         };
         let (Some(count), Some(name)) = (find("Count"), find("Name")) else {
             return Err(layout_error(
@@ -133,78 +136,154 @@ fn is_foil(value: &str) -> bool {
     )
 }
 
-/// Reads a CSV collection export (see [`CsvLayout`]); `Err` when the header is in no known
-/// layout. Rows that cannot be read are listed, never fatal.
+/// Reads a CSV collection export (see [`CsvLayout`]) held whole; `Err` when the header is in
+/// no known layout or the body is not UTF-8. Rows that cannot be read are listed, never fatal.
 pub fn parse_csv(body: &str) -> Result<ParsedImport, Violations> {
-    let body = body.strip_prefix('\u{feff}').unwrap_or(body);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .from_reader(body.as_bytes());
-    let header = reader
-        .headers()
-        .map_err(|_| layout_error("the header line could not be read as CSV"))?
-        .clone();
-    let (layout, columns) = Columns::of(&header)?;
-    let mut parsed = ParsedImport {
-        layout,
-        rows: Vec::new(),
-        unreadable: Vec::new(),
-    };
-    let mut records = reader.into_records().peekable();
-    while let Some(record) = records.next() {
-        let end = records
-            .peek()
-            .and_then(|next| match next {
-                Ok(next) => next.position().map(|at| at.byte()),
-                Err(error) => error.position().map(|at| at.byte()),
-            })
-            .map_or(body.len(), |byte| {
-                usize::try_from(byte).unwrap_or(body.len())
-            });
-        match record {
-            Ok(record) => {
-                let Some(position) = record.position() else {
-                    continue;
-                };
-                let line = usize::try_from(position.line()).unwrap_or(usize::MAX);
-                let start = usize::try_from(position.byte()).unwrap_or(0);
-                let text = body
-                    .get(start..end.max(start))
-                    .unwrap_or_default()
-                    .trim_end()
-                    .to_owned();
-                if record.iter().all(|field| field.trim().is_empty()) {
-                    continue;
-                }
-                match read_row(&columns, &record, line, text) {
-                    Ok(row) => parsed.rows.push(row),
-                    Err(unreadable) => parsed.unreadable.push(unreadable),
-                }
-            }
-            Err(error) => {
-                let line = error
-                    .position()
-                    .map_or(0, |at| usize::try_from(at.line()).unwrap_or(usize::MAX));
-                parsed.unreadable.push(UnreadableRow {
-                    line,
-                    text: String::new(),
-                    reason: "malformed",
-                });
-            }
+    let mut stream = CsvStream::default();
+    stream.feed(body.as_bytes())?;
+    stream.finish()
+}
+
+/// Reads a CSV collection export as it arrives, chunk by chunk, with `csv_core`'s push parser:
+/// only the rows read so far are kept, never the body. The header is read from the first
+/// record, so a file in no known layout is refused at its first chunk.
+pub struct CsvStream {
+    reader: csv_core::Reader,
+    /// The bytes of the record being read, as sent (a row's `text`).
+    raw: Vec<u8>,
+    /// The record's fields, one after another; `ends` where each stops.
+    fields: Vec<u8>,
+    filled: usize,
+    ends: Vec<usize>,
+    fields_read: usize,
+    /// Line breaks before `raw`: the line it starts on, less one.
+    lines_before: usize,
+    header: Option<(CsvLayout, Columns)>,
+    rows: Vec<ImportRow>,
+    unreadable: Vec<UnreadableRow>,
+    not_utf8: bool,
+}
+
+impl Default for CsvStream {
+    fn default() -> Self {
+        Self {
+            // `csv_core::Reader::default()` leaves its DFA unbuilt; `new` builds it.
+            reader: csv_core::Reader::new(),
+            raw: Vec::new(),
+            fields: Vec::new(),
+            filled: 0,
+            ends: Vec::new(),
+            fields_read: 0,
+            lines_before: 0,
+            header: None,
+            rows: Vec::new(),
+            unreadable: Vec::new(),
+            not_utf8: false,
         }
     }
-    Ok(parsed)
+}
+
+impl CsvStream {
+    /// Reads the records `chunk` completes; `Err` when it completes a header in no known layout.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), Violations> {
+        self.read(chunk, false)
+    }
+
+    /// `csv_core` takes an empty input for the end of the data: it is given one only at the end.
+    fn read(&mut self, mut input: &[u8], at_end: bool) -> Result<(), Violations> {
+        while at_end || !input.is_empty() {
+            if self.filled == self.fields.len() {
+                self.fields.resize(self.fields.len().max(256) * 2, 0);
+            }
+            if self.fields_read == self.ends.len() {
+                self.ends.resize(self.ends.len().max(16) * 2, 0);
+            }
+            let (result, read, written, ended) = self.reader.read_record(
+                input,
+                &mut self.fields[self.filled..],
+                &mut self.ends[self.fields_read..],
+            );
+            self.raw.extend_from_slice(&input[..read]);
+            input = &input[read..];
+            self.filled += written;
+            self.fields_read += ended;
+            match result {
+                csv_core::ReadRecordResult::Record => self.record()?,
+                csv_core::ReadRecordResult::OutputFull
+                | csv_core::ReadRecordResult::OutputEndsFull
+                | csv_core::ReadRecordResult::InputEmpty => {}
+                csv_core::ReadRecordResult::End => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the last record, and answers what the body held.
+    pub fn finish(mut self) -> Result<ParsedImport, Violations> {
+        self.read(&[], true)?;
+        if self.not_utf8 {
+            return Err(Violations(vec![FieldViolation::new(
+                "body",
+                "encoding",
+                "must be UTF-8",
+            )]));
+        }
+        let Some((layout, _)) = self.header else {
+            return Err(layout_error(UNKNOWN_HEADER));
+        };
+        Ok(ParsedImport {
+            layout,
+            rows: self.rows,
+            unreadable: self.unreadable,
+        })
+    }
+
+    /// The record just read: the header, or a row.
+    fn record(&mut self) -> Result<(), Violations> {
+        let raw = std::mem::take(&mut self.raw);
+        let breaks = |bytes: &[u8]| bytes.iter().filter(|byte| **byte == b'\n').count();
+        let blank = raw
+            .iter()
+            .take_while(|byte| matches!(byte, b'\r' | b'\n'))
+            .count();
+        let line = self.lines_before + breaks(&raw[..blank]) + 1;
+        self.lines_before += breaks(&raw);
+        let fields_read = std::mem::take(&mut self.fields_read);
+        self.filled = 0;
+        let mut fields = Vec::with_capacity(fields_read);
+        let mut start = 0;
+        for &end in &self.ends[..fields_read] {
+            let Ok(field) = std::str::from_utf8(&self.fields[start..end]) else {
+                self.not_utf8 = true;
+                return Ok(());
+            };
+            fields.push(field);
+            start = end;
+        }
+        let Some((_, columns)) = &self.header else {
+            self.header = Some(Columns::of(&fields)?);
+            return Ok(());
+        };
+        if fields.iter().all(|field| field.trim().is_empty()) {
+            return Ok(());
+        }
+        let text = String::from_utf8_lossy(&raw[blank..]).trim_end().to_owned();
+        match read_row(columns, &fields, line, text) {
+            Ok(row) => self.rows.push(row),
+            Err(unreadable) => self.unreadable.push(unreadable),
+        }
+        Ok(())
+    }
 }
 
 fn read_row(
     columns: &Columns,
-    record: &csv::StringRecord,
+    record: &[&str],
     line: usize,
     text: String,
 ) -> Result<ImportRow, UnreadableRow> {
     let field = |at: Option<usize>| {
-        at.and_then(|at| record.get(at))
+        at.and_then(|at| record.get(at).copied())
             .map(str::trim)
             .filter(|value| !value.is_empty())
     };

@@ -16,12 +16,14 @@ mod service;
 mod tests;
 
 pub use errors::{ImportError, NeedsError, PatchCollectionError};
-pub use layouts::{CsvLayout, ImportRow, ParsedImport, UnreadableRow, export_csv, parse_csv};
+pub use layouts::{
+    CsvLayout, CsvStream, ImportRow, ParsedImport, UnreadableRow, export_csv, parse_csv,
+};
 pub use model::{
     CollectionCard, CollectionEntry, CollectionFilter, CollectionLine, CollectionQuery,
-    CollectionTotals, CollectionWrite, Held, MAX_CHANGES, WriteMode, merge_lines,
+    CollectionTotals, CollectionWrite, Held, MAX_CHANGES, WriteMode, held_after, merge_lines,
 };
 pub use needs::{NeedItem, Needs, needs, shopping_list};
 pub use service::{
-    CollectionChange, CollectionService, ImportFormat, ImportOutcome, ImportRequest, RowProblem,
+    CollectionChange, CollectionService, ImportOutcome, ImportRequest, ImportSource, RowProblem,
 };

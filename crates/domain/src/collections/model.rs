@@ -132,7 +132,6 @@ pub struct Held {
 
 impl Held {
     /// What is held after `line` is added; `None` when the quantity would go below zero.
-    /// Stores evaluate this rule (the PostgreSQL adapter as the same arithmetic in SQL).
     pub fn after(self, line: &CollectionLine) -> Option<Held> {
         let quantity = self.quantity + line.quantity;
         (quantity >= 0).then(|| Held {
@@ -140,6 +139,33 @@ impl Held {
             trade_quantity: (self.trade_quantity + line.trade_quantity).clamp(0, quantity),
         })
     }
+}
+
+impl From<&CollectionEntry> for Held {
+    fn from(entry: &CollectionEntry) -> Self {
+        Self {
+            quantity: i64::from(entry.quantity),
+            trade_quantity: i64::from(entry.trade_quantity),
+        }
+    }
+}
+
+/// What each of `lines` (merged: each printing and finish once) leaves held, given what is
+/// held of it before: the delta rule of every store, all or nothing. `Err` carries the lowest
+/// request position of a line that would take a quantity below zero.
+pub fn held_after(
+    lines: &[CollectionLine],
+    held_before: impl Fn(&CollectionLine) -> Held,
+) -> Result<Vec<Held>, usize> {
+    let mut after = Vec::with_capacity(lines.len());
+    let mut below_zero: Option<usize> = None;
+    for line in lines {
+        match held_before(line).after(line) {
+            Some(held) => after.push(held),
+            None => below_zero = Some(below_zero.map_or(line.index, |at| at.min(line.index))),
+        }
+    }
+    below_zero.map_or(Ok(after), Err)
 }
 
 /// One write of a user's collection of a game, with what its event needs (`events.rs` makes it).

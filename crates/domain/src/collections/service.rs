@@ -1,7 +1,7 @@
 use std::sync::Arc;
 
 use super::errors::{ImportError, NeedsError, PatchCollectionError};
-use super::layouts::{ImportRow, parse_csv};
+use super::layouts::{ImportRow, ParsedImport};
 use super::model::{
     CollectionCard, CollectionEntry, CollectionLine, CollectionQuery, CollectionTotals,
     CollectionWrite, MAX_CHANGES, WriteMode, merge_lines,
@@ -34,19 +34,19 @@ pub struct CollectionChange {
     pub identifier: CardIdentifier,
 }
 
-/// What an import body is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ImportFormat {
-    /// A CSV collection export ([`super::CsvLayout`]).
-    Csv,
+/// What an import body held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImportSource {
+    /// A CSV collection export ([`super::CsvLayout`]), read as it arrived
+    /// ([`super::CsvStream`]).
+    Csv(ParsedImport),
     /// A deck list in the deck text format: every card line is owned copies.
-    Text,
+    Text(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportRequest {
-    pub format: ImportFormat,
-    pub body: String,
+    pub source: ImportSource,
     pub mode: WriteMode,
     /// Write the rows that resolved even when others did not.
     pub skip_unresolved: bool,
@@ -167,16 +167,15 @@ impl CollectionService {
     /// Imports a CSV export or a deck list: adds its counts, or makes them the whole collection.
     /// Rows that name no card are listed by line and nothing is written, unless the request
     /// asks to skip them.
-    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, bytes = request.body.len()))]
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
     pub async fn import(
         &self,
         principal: &Principal,
         game: &Game,
-        request: &ImportRequest,
+        request: ImportRequest,
     ) -> Result<ImportOutcome, ImportError> {
-        let (rows, mut problems) = match request.format {
-            ImportFormat::Csv => {
-                let parsed = parse_csv(&request.body)?;
+        let (rows, mut problems) = match request.source {
+            ImportSource::Csv(parsed) => {
                 let problems = parsed
                     .unreadable
                     .into_iter()
@@ -188,7 +187,7 @@ impl CollectionService {
                     .collect();
                 (parsed.rows, problems)
             }
-            ImportFormat::Text => text_rows(game, &request.body),
+            ImportSource::Text(body) => text_rows(game, &body),
         };
         let identifiers: Vec<CardIdentifier> =
             rows.iter().map(|row| row.identifier.clone()).collect();

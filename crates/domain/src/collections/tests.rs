@@ -226,6 +226,65 @@ fn deckbox_csv_uses_the_edition_code_and_leaves_set_names_out() {
     assert_eq!(jace.line, 3);
 }
 
+/// `body` fed to a [`CsvStream`] in chunks of `size` bytes.
+fn streamed(body: &[u8], size: usize) -> Result<ParsedImport, crate::validation::Violations> {
+    let mut stream = CsvStream::default();
+    for chunk in body.chunks(size) {
+        stream.feed(chunk)?;
+    }
+    stream.finish()
+}
+
+#[test]
+fn a_body_read_in_chunks_of_any_size_reads_as_the_whole() {
+    // A row that spans lines (a quoted line break), CRLF endings and a blank line, besides the
+    // two layouts' own files: every chunk boundary falls inside a field, a quote, a CRLF.
+    let crlf = MOXFIELD.replace('\n', "\r\n")
+        + "\r\n\"1\",\"0\",\"Two\nLines\",\"m19\",\"\",\"\",\"\",\"\",\"\",\"7\",\"\",\"\",\"\"\r\n";
+    for body in [MOXFIELD, DECKBOX, crlf.as_str()] {
+        let whole = parse_csv(body).unwrap();
+        for size in 1..=body.len() {
+            assert_eq!(
+                streamed(body.as_bytes(), size).unwrap(),
+                whole,
+                "chunks of {size}"
+            );
+        }
+    }
+    let crlf = parse_csv(&crlf).unwrap();
+    let two_lines = crlf.rows.last().unwrap();
+    assert_eq!(two_lines.line, 6, "the blank line 5 counts");
+    assert_eq!(two_lines.identifier.name.as_deref(), Some("Two\nLines"));
+    assert!(two_lines.text.starts_with("\"1\",\"0\",\"Two\nLines\""));
+    assert_eq!(crlf.unreadable[0].line, 4);
+}
+
+#[test]
+fn a_header_in_no_layout_is_refused_at_its_first_chunk() {
+    let mut stream = CsvStream::default();
+    let error = stream.feed(b"Qty,Card\n1,").unwrap_err();
+    assert_eq!(error.0[0].code, "layout");
+    let mut stream = CsvStream::default();
+    stream.feed(b"Count,Name,Collector").unwrap();
+}
+
+#[test]
+fn a_body_that_is_not_utf8_or_empty_is_refused() {
+    let mut body = MOXFIELD.as_bytes().to_vec();
+    body.extend_from_slice(
+        b"\"1\",\"0\",\"Bad \xff\",\"m19\",\"\",\"\",\"\",\"\",\"\",\"7\",\"\",\"\",\"\"\n",
+    );
+    let error = streamed(&body, 7).unwrap_err();
+    assert_eq!(
+        (error.0[0].field.as_str(), error.0[0].code),
+        ("body", "encoding")
+    );
+    let error = parse_csv("").unwrap_err();
+    assert_eq!(error.0[0].code, "layout");
+    let bom = format!("\u{feff}{MOXFIELD}");
+    assert_eq!(parse_csv(&bom).unwrap(), parse_csv(MOXFIELD).unwrap());
+}
+
 #[test]
 fn an_unknown_header_is_refused() {
     let error = parse_csv("Qty,Card\n1,Bolt\n").unwrap_err();

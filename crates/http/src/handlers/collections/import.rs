@@ -1,13 +1,17 @@
 use actix_web::dev::Payload;
 use actix_web::http::header;
 use actix_web::{FromRequest, HttpRequest, HttpResponse, post, web};
-use deckhand_domain::collections::{ImportFormat, ImportOutcome, ImportRequest, WriteMode};
+use deckhand_domain::collections::{
+    CsvStream, ImportOutcome, ImportRequest, ImportSource, WriteMode,
+};
+use deckhand_domain::validation::{FieldViolation, Violations};
 use futures_util::future::LocalBoxFuture;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::CollectionTotalsDto;
 use crate::access::{GamePath, PathAccess, WriteCollection};
+use crate::body::read_chunks;
 use crate::dto::envelope::{ErrorEnvelope, ServiceFailures};
 use crate::error::ApiError;
 use crate::state::HttpState;
@@ -72,11 +76,9 @@ impl From<ImportOutcome> for ImportOutcomeDto {
 #[derive(Debug, ToSchema)]
 pub struct CollectionImportText(#[allow(dead_code)] String);
 
-/// An import body: CSV (`text/csv`) or a deck list (`text/plain`), UTF-8, within the body limit.
-pub struct ImportBody {
-    format: ImportFormat,
-    text: String,
-}
+/// An import body: CSV (`text/csv`), read as it arrives, or a deck list (`text/plain`); UTF-8,
+/// within the body limit.
+pub struct ImportBody(ImportSource);
 
 impl FromRequest for ImportBody {
     type Error = ApiError;
@@ -91,25 +93,41 @@ impl FromRequest for ImportBody {
                 .get(header::CONTENT_TYPE)
                 .and_then(|value| value.to_str().ok())
                 .and_then(|value| value.parse::<mime::Mime>().ok());
-            let format = match mime
+            match mime
                 .as_ref()
                 .map(|mime| (mime.type_(), mime.subtype().as_str()))
             {
-                Some((mime::TEXT, "csv")) => ImportFormat::Csv,
-                Some((mime::TEXT, "plain")) => ImportFormat::Text,
-                _ => return Err(ApiError::unsupported_media_type()),
-            };
-            let bytes = crate::body::read_bytes(&request, &mut payload).await?;
-            let text = String::from_utf8(bytes.to_vec()).map_err(|_| {
-                ApiError::from(deckhand_domain::validation::Violations(vec![
-                    deckhand_domain::validation::FieldViolation::new(
-                        "body",
-                        "encoding",
-                        "must be UTF-8",
-                    ),
-                ]))
-            })?;
-            Ok(Self { format, text })
+                Some((mime::TEXT, "csv")) => {
+                    // A header in no layout is known at the first chunk; the rest is still read
+                    // (not parsed), so a client sending a large file reads the answer rather
+                    // than a reset connection.
+                    let mut csv = CsvStream::default();
+                    let mut refused = None;
+                    read_chunks(&request, &mut payload, |chunk| {
+                        if refused.is_none() {
+                            refused = csv.feed(chunk).err();
+                        }
+                        Ok(())
+                    })
+                    .await?;
+                    match refused {
+                        Some(violations) => Err(violations.into()),
+                        None => Ok(Self(ImportSource::Csv(csv.finish()?))),
+                    }
+                }
+                Some((mime::TEXT, "plain")) => {
+                    let bytes = crate::body::read_bytes(&request, &mut payload).await?;
+                    let text = String::from_utf8(bytes.into()).map_err(|_| {
+                        ApiError::from(Violations(vec![FieldViolation::new(
+                            "body",
+                            "encoding",
+                            "must be UTF-8",
+                        )]))
+                    })?;
+                    Ok(Self(ImportSource::Text(text)))
+                }
+                _ => Err(ApiError::unsupported_media_type()),
+            }
         })
     }
 }
@@ -149,8 +167,7 @@ pub async fn import_collection(
     body: ImportBody,
 ) -> Result<HttpResponse, ApiError> {
     let request = ImportRequest {
-        format: body.format,
-        body: body.text,
+        source: body.0,
         mode: match query.mode {
             Some(ImportMode::Replace) => WriteMode::Replace,
             Some(ImportMode::Add) | None => WriteMode::Add,
@@ -160,7 +177,7 @@ pub async fn import_collection(
     let outcome = state
         .services
         .collections
-        .import(&principal, &game, &request)
+        .import(&principal, &game, request)
         .await?;
     Ok(HttpResponse::Ok().json(ImportOutcomeDto::from(outcome)))
 }
