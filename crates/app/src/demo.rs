@@ -181,7 +181,7 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
         .put_guide(
             &principal,
             &game,
-            public.id,
+            public.facts.id,
             GuideInput {
                 content_type: "markdown".into(),
                 content: "# Game plan\n\nKeep two lands and a scholar. Counter the first threat; \
@@ -216,7 +216,7 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
         .fork(
             &principal,
             &game,
-            public.id,
+            public.facts.id,
             ForkRequest {
                 name: Some("Chromium Control (more Islands)".into()),
                 visibility: Some(vec!["public".into()]),
@@ -229,7 +229,7 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
         .update(
             &principal,
             &game,
-            fork.id,
+            fork.facts.id,
             DeckChanges {
                 cards: Some(chromium_cards(12, 7)),
                 ..DeckChanges::default()
@@ -238,9 +238,9 @@ async fn seed_decks(services: &Services, owner: &User) -> anyhow::Result<(String
         )
         .await?;
     Ok((
-        public.id.to_string(),
-        private.id.to_string(),
-        fork.id.to_string(),
+        public.facts.id.to_string(),
+        private.facts.id.to_string(),
+        fork.facts.id.to_string(),
     ))
 }
 
@@ -304,7 +304,7 @@ async fn seed_fab_deck(services: &Services, owner: &User) -> anyhow::Result<Stri
             },
         )
         .await?;
-    Ok(deck.id.to_string())
+    Ok(deck.facts.id.to_string())
 }
 
 fn swap(special_card_type: &str, card_name: &str, quantity: i64) -> OverrideInput {

@@ -66,7 +66,7 @@ impl Tables {
     /// Only `sideboards::refresh_has_sideboard_guide` calls this: it decides the flag.
     pub(crate) fn set_has_sideboard_guide(&mut self, id: DeckId, value: bool) {
         if let Some(stored) = self.decks.get_mut(&id) {
-            stored.deck.has_sideboard_guide = value;
+            stored.deck.facts.has_sideboard_guide = value;
         }
     }
 
@@ -74,7 +74,7 @@ impl Tables {
     fn source_access(&self, id: DeckId) -> Option<SourceAccess> {
         self.decks.get(&id).map(|stored| SourceAccess {
             visibility: stored.deck.content.visibility,
-            owner: stored.deck.author.id,
+            owner: stored.deck.facts.author.id,
             is_archived: stored.deck.is_archived,
         })
     }
@@ -89,8 +89,8 @@ impl Tables {
             return false;
         };
         self.decks.values().any(|stored| {
-            Some(stored.deck.id) != except
-                && provenance_key(stored.deck.author.id, &stored.deck.provenance).as_ref()
+            Some(stored.deck.facts.id) != except
+                && provenance_key(stored.deck.facts.author.id, &stored.deck.provenance).as_ref()
                     == Some(&key)
         })
     }
@@ -100,7 +100,12 @@ impl Tables {
 /// would give them.
 fn read(state: &State, stored: &Stored) -> anyhow::Result<Deck> {
     let mut deck = stored.deck.clone();
-    as_of_now(state, deck.id, &mut deck.author, deck.fork.as_mut())?;
+    as_of_now(
+        state,
+        deck.facts.id,
+        &mut deck.facts.author,
+        deck.facts.fork.as_mut(),
+    )?;
     Ok(deck)
 }
 
@@ -109,9 +114,9 @@ fn read_listing(state: &State, stored: &Stored) -> anyhow::Result<DeckListing> {
     let mut listing = stored.deck.listing();
     as_of_now(
         state,
-        listing.id,
-        &mut listing.author,
-        listing.fork.as_mut(),
+        listing.facts.id,
+        &mut listing.facts.author,
+        listing.facts.fork.as_mut(),
     )?;
     Ok(listing)
 }
@@ -122,9 +127,9 @@ fn read_overview(state: &State, stored: &Stored) -> anyhow::Result<DeckOverview>
     let listing = &mut overview.listing;
     as_of_now(
         state,
-        listing.id,
-        &mut listing.author,
-        listing.fork.as_mut(),
+        listing.facts.id,
+        &mut listing.facts.author,
+        listing.facts.fork.as_mut(),
     )?;
     Ok(overview)
 }
@@ -174,6 +179,7 @@ impl DeckRepository for MemoryDecks {
                 .get_mut(&forked_from.deck_id)
                 .ok_or_else(|| anyhow::anyhow!("no deck {} to fork", forked_from.deck_id))?
                 .deck
+                .facts
                 .forks += 1;
         }
         let source = new
@@ -226,7 +232,7 @@ impl DeckRepository for MemoryDecks {
         let event = deck_events::saved(&current, &revision);
         if state
             .decks
-            .provenance_taken(current.author.id, &revision.provenance, Some(id))
+            .provenance_taken(current.facts.author.id, &revision.provenance, Some(id))
         {
             return Err(ReviseDeckError::DuplicateProvenance);
         }
@@ -237,11 +243,11 @@ impl DeckRepository for MemoryDecks {
             .ok_or(ReviseDeckError::NotFound)?;
         let deck = &mut stored.deck;
         deck.content = revision.content.clone();
-        deck.summary = revision.summary.clone();
+        deck.facts.summary = revision.summary.clone();
         deck.provenance = revision.provenance;
         deck.is_archived = revision.is_archived;
         deck.version += 1;
-        deck.updated_at = revision.at;
+        deck.facts.updated_at = revision.at;
         stored.versions.push(DeckVersion {
             version_number: deck.version,
             history_type: revision.history_type,
@@ -250,8 +256,8 @@ impl DeckRepository for MemoryDecks {
             edited_at: revision.at,
         });
         let mut saved = stored.deck.clone();
-        saved.author = current.author;
-        saved.fork = current.fork;
+        saved.facts.author = current.facts.author;
+        saved.facts.fork = current.facts.fork;
         state.events.record(&event);
         Ok(saved)
     }
@@ -324,7 +330,7 @@ impl DeckRepository for MemoryDecks {
             .decks
             .values()
             .map(|stored| &stored.deck)
-            .filter(|deck| deck.game == query.game && deck.is_readable(readable))
+            .filter(|deck| deck.facts.game == query.game && deck.is_readable(readable))
             .filter(|deck| {
                 query
                     .format
@@ -348,7 +354,7 @@ impl DeckRepository for MemoryDecks {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
         let Some(stored) = tables.decks.get_mut(&id).filter(|stored| {
-            stored.deck.game == reader.game && stored.deck.is_visible_to(reader.viewer)
+            stored.deck.facts.game == reader.game && stored.deck.is_visible_to(reader.viewer)
         }) else {
             return Ok(None);
         };
@@ -356,11 +362,11 @@ impl DeckRepository for MemoryDecks {
         let counts = last.is_none_or(|last| last <= now - window);
         if counts {
             tables.views.insert((id, *visitor), now);
-            stored.deck.pageviews += 1;
+            stored.deck.facts.pageviews += 1;
             stored.trending = trending::add_view(stored.trending, trending_weight);
         }
         Ok(Some(ViewCount {
-            pageviews: stored.deck.pageviews,
+            pageviews: stored.deck.facts.pageviews,
             incremented: counts,
         }))
     }
@@ -377,11 +383,16 @@ impl DeckRepository for MemoryDecks {
         let mut state = self.0.lock();
         let tables = &mut state.decks;
         let Some(stored) = tables.decks.get_mut(&id).filter(|stored| {
-            stored.deck.game == reader.game && stored.deck.is_visible_to(reader.viewer)
+            stored.deck.facts.game == reader.game && stored.deck.is_visible_to(reader.viewer)
         }) else {
             return Ok(false);
         };
-        crate::set_like(&mut tables.likes, (id, user), liked, &mut stored.deck.likes);
+        crate::set_like(
+            &mut tables.likes,
+            (id, user),
+            liked,
+            &mut stored.deck.facts.likes,
+        );
         Ok(true)
     }
 
@@ -402,7 +413,7 @@ impl DeckRepository for MemoryDecks {
             .decks
             .get_mut(&guide.deck_id)
             .ok_or_else(|| anyhow::anyhow!("no deck {} for a guide", guide.deck_id))?;
-        stored.deck.has_guide = true;
+        stored.deck.facts.has_guide = true;
         let (kept, created) = match tables.guides.get(&guide.deck_id) {
             Some(existing) => (
                 DeckGuide {
@@ -425,7 +436,7 @@ impl DeckRepository for MemoryDecks {
         let tables = &mut state.decks;
         let deleted = tables.guides.remove(&deck).is_some();
         if let Some(stored) = tables.decks.get_mut(&deck) {
-            stored.deck.has_guide &= !deleted;
+            stored.deck.facts.has_guide &= !deleted;
         }
         if deleted {
             state.events.record(event);

@@ -71,7 +71,7 @@ fn subject(state: &State, kind: SubjectKind, id: Uuid) -> Option<SubjectAccess> 
             .deck(deckhand_domain::decks::DeckId(id))
             .map(|deck| SubjectAccess {
                 visibility: deck.content.visibility,
-                owner: deck.author.id,
+                owner: deck.facts.author.id,
                 is_archived: deck.is_archived,
             }),
         SubjectKind::SideboardGuide => state

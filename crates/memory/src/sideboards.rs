@@ -64,8 +64,8 @@ fn read(state: &State, stored: &Stored, with_summary: bool) -> anyhow::Result<Si
         .ok_or_else(|| anyhow::anyhow!("guide {} has no primary deck", guide.id))?;
     guide.primary_deck_visibility = primary.content.visibility;
     guide.primary_summary = with_summary.then(|| PrimaryDeckSummary {
-        featured_cards: primary.summary.featured_cards.clone(),
-        colors: primary.summary.colors.clone(),
+        featured_cards: primary.facts.summary.featured_cards.clone(),
+        colors: primary.facts.summary.colors.clone(),
     });
     guide.matchup_count = u32::try_from(stored.matchups.len()).unwrap_or(u32::MAX);
     Ok(guide)
@@ -84,7 +84,7 @@ fn detail(state: &State, stored: &Stored) -> anyhow::Result<GuideDetail> {
             Ok(AttachedDeck {
                 id: *id,
                 name: deck.content.name.clone(),
-                owner: deck.author.id,
+                owner: deck.facts.author.id,
                 visibility: deck.content.visibility,
                 is_primary: *id == guide.primary_deck,
             })

@@ -91,7 +91,7 @@ fn deck_list(c: &mut Criterion) {
     let page = runtime
         .block_on(decks.list(&query(DeckSort::EditedAt, 1, 100, DeckFilters::default())))
         .unwrap();
-    let ids: Vec<_> = page.items.iter().map(|deck| deck.id).collect();
+    let ids: Vec<_> = page.items.iter().map(|deck| deck.facts.id).collect();
     let now = OffsetDateTime::now_utc();
     let window = Duration::hours(1);
     let reader = DeckReader {

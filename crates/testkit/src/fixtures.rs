@@ -140,7 +140,7 @@ pub fn revision_of(
 ) -> Revision {
     Revision {
         content,
-        summary: deck.summary.clone(),
+        summary: deck.facts.summary.clone(),
         provenance: deck.provenance.clone(),
         is_archived: deck.is_archived,
         history_type,

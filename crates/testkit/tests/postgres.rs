@@ -408,7 +408,12 @@ async fn lists_name_their_authors_from_memory_and_a_username_never_changes() {
     let authors = |page: &Page<DeckListing>| -> Vec<(String, String)> {
         page.items
             .iter()
-            .map(|deck| (deck.name.clone(), deck.author.username.as_str().to_owned()))
+            .map(|deck| {
+                (
+                    deck.name.clone(),
+                    deck.facts.author.username.as_str().to_owned(),
+                )
+            })
             .collect()
     };
     let expected = [
@@ -445,7 +450,7 @@ async fn lists_name_their_authors_from_memory_and_a_username_never_changes() {
 async fn a_save_overtaken_between_its_read_and_its_write_decides_again_on_the_newer_deck() {
     let (db, repos, owner) = schema_with_alice().await;
     let created = repos.decks.insert(&deck(&owner, "First")).await.unwrap();
-    let id = created.id;
+    let id = created.facts.id;
     let url = db.url().to_owned();
     // The other save, from a pool and a runtime of its own, while this save's reviser runs.
     let overtake = move || {
@@ -530,7 +535,7 @@ async fn a_write_whose_commit_fails_is_reported_failed_and_leaves_nothing() {
     );
     let saved = repos
         .decks
-        .revise(kept.id, update_to("Refused at commit", now()))
+        .revise(kept.facts.id, update_to("Refused at commit", now()))
         .await;
     assert!(saved.is_err(), "{saved:?}");
 
@@ -550,7 +555,7 @@ async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() 
     let created = repos.decks.insert(&deck(&owner, "Held")).await.unwrap();
     let lock = format!(
         "SELECT 1 FROM decks WHERE id = '{}' FOR UPDATE",
-        created.id.0
+        created.facts.id.0
     );
     let mut holder = AsyncPgConnection::establish(db.url()).await.unwrap();
     holder
@@ -558,7 +563,9 @@ async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() 
         .await
         .unwrap();
 
-    let save = repos.decks.revise(created.id, update_to("Dropped", now()));
+    let save = repos
+        .decks
+        .revise(created.facts.id, update_to("Dropped", now()));
     assert!(
         tokio::time::timeout(Duration::from_millis(500), save)
             .await
@@ -570,7 +577,7 @@ async fn a_save_dropped_while_it_waits_leaves_the_deck_unlocked_and_unchanged() 
         .batch_execute(&format!("SET lock_timeout = '5s'; BEGIN; {lock}; COMMIT"))
         .await
         .expect("the dropped save's connection holds the deck's lock");
-    let stored = repos.decks.find(created.id).await.unwrap().unwrap();
+    let stored = repos.decks.find(created.facts.id).await.unwrap().unwrap();
     assert_eq!((stored.version, stored.content.name.as_str()), (1, "Held"));
 }
 

@@ -438,7 +438,7 @@ async fn lists(
     for spec in &world.deck_lists {
         let page = repos.decks.list(&deck_query(spec, seeded)).await?;
         decks.push((
-            page.items.iter().map(|deck| deck.id).collect(),
+            page.items.iter().map(|deck| deck.facts.id).collect(),
             page.total,
             page.total_exact,
         ));

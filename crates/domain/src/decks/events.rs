@@ -45,8 +45,8 @@ pub fn saved(before: &Deck, revision: &Revision) -> EventRecord {
     };
     revision.origin.record(
         event_type,
-        &before.game,
-        Some(before.id.0),
+        &before.facts.game,
+        Some(before.facts.id.0),
         revision.at,
         data,
     )
@@ -143,7 +143,7 @@ mod tests {
     fn revision(deck: &Deck, history_type: HistoryType) -> Revision {
         Revision {
             content: deck.content.clone(),
-            summary: deck.summary.clone(),
+            summary: deck.facts.summary.clone(),
             provenance: deck.provenance.clone(),
             is_archived: deck.is_archived,
             history_type,
@@ -171,7 +171,7 @@ mod tests {
             event.data,
             json!({"version": 2, "changed": ["is_archived", "legal", "name", "visibility"]})
         );
-        assert_eq!(event.subject_id, Some(deck.id.0));
+        assert_eq!(event.subject_id, Some(deck.facts.id.0));
         assert_eq!((event.id, event.occurred_at), (origin().event_id, NOW));
         assert_eq!(event.actor, origin().actor);
     }

@@ -139,8 +139,8 @@ impl ExportService {
             None => {
                 let deck = self.decks.get(principal, game, id).await?;
                 let key = ExportKey {
-                    deck: deck.id,
-                    updated_at: deck.updated_at,
+                    deck: deck.facts.id,
+                    updated_at: deck.facts.updated_at,
                     version: deck.version,
                 };
                 (key, deck.content)
@@ -494,8 +494,8 @@ mod tests {
         let mut stored = deck(vec![card("mainboard", 1, "Opt", "dom", "60")]);
         stored.version = 3;
         let key = ExportKey {
-            deck: stored.id,
-            updated_at: stored.updated_at,
+            deck: stored.facts.id,
+            updated_at: stored.facts.updated_at,
             version: 3,
         };
 

@@ -28,9 +28,9 @@ pub use guide::{
     ContentType, DeckGuide, GuideInput, GuideView, MAX_GUIDE_CHARACTERS, PREVIEW_CHARACTERS,
 };
 pub use model::{
-    Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckId, DeckListing, DeckOverview,
-    DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot, ForkOrigin,
-    ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility, forked_from_as_seen,
+    Author, CardSnapshot, Deck, DeckCard, DeckContent, DeckFacts, DeckId, DeckListing,
+    DeckOverview, DeckReader, DeckSummary, DeckVersion, FeaturedCard, FeaturedChoice, FeaturedSlot,
+    ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility, forked_from_as_seen,
 };
 pub use query::{
     DEFAULT_PAGE_SIZE, DeckFilters, DeckQuery, DeckSort, MAX_PAGE_SIZE, Page, PageRequest,

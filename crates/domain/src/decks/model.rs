@@ -176,17 +176,15 @@ pub struct Author {
     pub username: Username,
 }
 
-/// A deck as read.
+/// What a list and a detail both show of a deck besides its content and provenance: who made
+/// it and where, its counters, its fork and its dates. Declared once, carried by [`Deck`] and
+/// [`DeckListing`] (`facts`), so a field both show is added here alone.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Deck {
+pub struct DeckFacts {
     pub id: DeckId,
     pub game: String,
     pub author: Author,
-    pub content: DeckContent,
     pub summary: DeckSummary,
-    pub provenance: Provenance,
-    pub is_archived: bool,
-    pub version: i32,
     pub pageviews: i64,
     pub likes: i64,
     pub has_guide: bool,
@@ -199,34 +197,33 @@ pub struct Deck {
     pub updated_at: OffsetDateTime,
 }
 
+/// A deck as read: its [`DeckFacts`], and what a list does not show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deck {
+    pub facts: DeckFacts,
+    pub content: DeckContent,
+    pub provenance: Provenance,
+    pub is_archived: bool,
+    pub version: i32,
+}
+
 impl Deck {
     /// What a list shows of this deck.
     pub fn listing(&self) -> DeckListing {
         DeckListing {
-            id: self.id,
-            game: self.game.clone(),
-            author: self.author.clone(),
+            facts: self.facts.clone(),
             name: self.content.name.clone(),
             visibility: self.content.visibility,
             format_id: self.content.format_id,
             archetype: self.content.archetype.clone(),
             has_video: self.content.youtube_url.is_some(),
             source_provider: self.provenance.source_provider.clone(),
-            summary: self.summary.clone(),
-            pageviews: self.pageviews,
-            likes: self.likes,
-            has_guide: self.has_guide,
-            has_sideboard_guide: self.has_sideboard_guide,
-            fork: self.fork,
-            forks: self.forks,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
         }
     }
 
     /// The deck this one was forked from, as `viewer` may see it ([`ForkOrigin::seen_by`]).
     pub fn forked_from(&self, viewer: Option<UserId>) -> Option<ForkedFrom> {
-        forked_from_as_seen(self.fork.as_ref(), viewer)
+        forked_from_as_seen(self.facts.fork.as_ref(), viewer)
     }
 
     /// What a detail shows of this deck when its cards are not expanded.
@@ -241,12 +238,16 @@ impl Deck {
     }
 
     pub fn is_owned_by(&self, user: Option<UserId>) -> bool {
-        user == Some(self.author.id)
+        user == Some(self.facts.author.id)
     }
 
     /// Whether `rule` lets its viewer read this deck ([`Readable`]).
     pub fn is_readable(&self, rule: Readable) -> bool {
-        rule.admits(self.content.visibility, self.author.id, self.is_archived)
+        rule.admits(
+            self.content.visibility,
+            self.facts.author.id,
+            self.is_archived,
+        )
     }
 
     /// Whether `viewer` may read this deck by id.
@@ -259,9 +260,7 @@ impl Deck {
 /// cheap to read (its summary carries the featured cards, section counts and colours).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeckListing {
-    pub id: DeckId,
-    pub game: String,
-    pub author: Author,
+    pub facts: DeckFacts,
     pub name: String,
     pub visibility: Visibility,
     pub format_id: Option<Uuid>,
@@ -269,23 +268,12 @@ pub struct DeckListing {
     /// Whether the deck has a video (`youtube_url`).
     pub has_video: bool,
     pub source_provider: String,
-    pub summary: DeckSummary,
-    pub pageviews: i64,
-    pub likes: i64,
-    pub has_guide: bool,
-    pub has_sideboard_guide: bool,
-    /// The deck this one was forked from; `None` when it is no fork.
-    pub fork: Option<ForkOrigin>,
-    /// How many forks were made of this deck.
-    pub forks: i64,
-    pub created_at: OffsetDateTime,
-    pub updated_at: OffsetDateTime,
 }
 
 impl DeckListing {
     /// The deck this one was forked from, as `viewer` may see it ([`ForkOrigin::seen_by`]).
     pub fn forked_from(&self, viewer: Option<UserId>) -> Option<ForkedFrom> {
-        forked_from_as_seen(self.fork.as_ref(), viewer)
+        forked_from_as_seen(self.facts.fork.as_ref(), viewer)
     }
 }
 
@@ -304,7 +292,7 @@ pub struct DeckOverview {
 impl DeckOverview {
     /// Whether `viewer` may read this deck by id ([`Readable::by_id`]).
     pub fn is_visible_to(&self, viewer: Option<UserId>) -> bool {
-        Readable::by_id(viewer).admits(self.listing.visibility, self.listing.author.id, false)
+        Readable::by_id(viewer).admits(self.listing.visibility, self.listing.facts.author.id, false)
     }
 }
 

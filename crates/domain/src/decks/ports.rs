@@ -6,8 +6,8 @@ use time::{Duration, OffsetDateTime};
 use super::card_search::{CardStatsQuery, CardUsage};
 use super::guide::DeckGuide;
 use super::model::{
-    Author, Deck, DeckContent, DeckId, DeckListing, DeckOverview, DeckReader, DeckSummary,
-    DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess,
+    Author, Deck, DeckContent, DeckFacts, DeckId, DeckListing, DeckOverview, DeckReader,
+    DeckSummary, DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess,
 };
 use super::query::{DeckQuery, Page};
 use crate::events::{EventRecord, Origin};
@@ -36,28 +36,30 @@ impl NewDeck {
     /// knows of the deck it forks (see [`ForkOrigin`]).
     pub fn as_inserted(&self, username: Username, source: Option<SourceAccess>) -> Deck {
         Deck {
-            id: self.id,
-            game: self.game.clone(),
-            author: Author {
-                id: self.owner,
-                username,
+            facts: DeckFacts {
+                id: self.id,
+                game: self.game.clone(),
+                author: Author {
+                    id: self.owner,
+                    username,
+                },
+                summary: self.summary.clone(),
+                pageviews: 0,
+                likes: 0,
+                has_guide: false,
+                has_sideboard_guide: false,
+                fork: self.forked_from.map(|forked_from| ForkOrigin {
+                    source: forked_from,
+                    access: source,
+                }),
+                forks: 0,
+                created_at: self.created_at,
+                updated_at: self.created_at,
             },
             content: self.content.clone(),
-            summary: self.summary.clone(),
             provenance: self.provenance.clone(),
             is_archived: false,
             version: 1,
-            pageviews: 0,
-            likes: 0,
-            has_guide: false,
-            has_sideboard_guide: false,
-            fork: self.forked_from.map(|forked_from| ForkOrigin {
-                source: forked_from,
-                access: source,
-            }),
-            forks: 0,
-            created_at: self.created_at,
-            updated_at: self.created_at,
         }
     }
 
@@ -84,6 +86,24 @@ pub struct Revision {
     pub at: OffsetDateTime,
     /// Who saves, and the id of the event the save writes (`events::rules::deck_saved`).
     pub origin: Origin,
+}
+
+impl Revision {
+    /// `current` as a store saves this revision of it: its content, summary, provenance and
+    /// archive state replaced, its version the next and its edit time the revision's.
+    pub fn applied_to(self, current: Deck) -> Deck {
+        Deck {
+            facts: DeckFacts {
+                summary: self.summary,
+                updated_at: self.at,
+                ..current.facts
+            },
+            content: self.content,
+            provenance: self.provenance,
+            is_archived: self.is_archived,
+            version: current.version + 1,
+        }
+    }
 }
 
 /// Why a reviser declined to save.

@@ -163,19 +163,22 @@ impl DeckQuery {
         } = &self.filters;
         let flag =
             |wanted: &Option<bool>, actual: bool| wanted.is_none_or(|wanted| wanted == actual);
-        deck.game == self.game
+        deck.facts.game == self.game
             && deck.is_readable(self.readable())
-            && author.is_none_or(|author| author == deck.author.id)
-            && within(deck.created_at, *created_after, *created_before)
-            && within(deck.updated_at, *edited_after, *edited_before)
+            && author.is_none_or(|author| author == deck.facts.author.id)
+            && within(deck.facts.created_at, *created_after, *created_before)
+            && within(deck.facts.updated_at, *edited_after, *edited_before)
             && format_id.is_none_or(|format| deck.content.format_id == Some(format))
-            && flag(has_guide, deck.has_guide)
-            && flag(has_sideboard_guide, deck.has_sideboard_guide)
+            && flag(has_guide, deck.facts.has_guide)
+            && flag(has_sideboard_guide, deck.facts.has_sideboard_guide)
             && flag(has_video, deck.content.youtube_url.is_some())
             && flag(is_legal, deck.content.legal)
             && contains(Some(&deck.content.name), name_contains.as_deref())
-            && forked_from
-                .is_none_or(|source| deck.fork.is_some_and(|fork| fork.source.deck_id == source))
+            && forked_from.is_none_or(|source| {
+                deck.facts
+                    .fork
+                    .is_some_and(|fork| fork.source.deck_id == source)
+            })
     }
 }
 
@@ -184,13 +187,13 @@ impl DeckSort {
     /// (see [`trending`](super::trending)); ties are broken by id, so the order is total.
     pub fn compare(self, (a, a_trending): (&Deck, f64), (b, b_trending): (&Deck, f64)) -> Ordering {
         let key = match self {
-            Self::CreatedAt => a.created_at.cmp(&b.created_at),
-            Self::EditedAt => a.updated_at.cmp(&b.updated_at),
-            Self::Views => a.pageviews.cmp(&b.pageviews),
-            Self::Likes => a.likes.cmp(&b.likes),
+            Self::CreatedAt => a.facts.created_at.cmp(&b.facts.created_at),
+            Self::EditedAt => a.facts.updated_at.cmp(&b.facts.updated_at),
+            Self::Views => a.facts.pageviews.cmp(&b.facts.pageviews),
+            Self::Likes => a.facts.likes.cmp(&b.facts.likes),
             Self::Trending => a_trending.total_cmp(&b_trending),
         };
-        key.then_with(|| a.id.cmp(&b.id))
+        key.then_with(|| a.facts.id.cmp(&b.facts.id))
     }
 }
 

@@ -218,7 +218,9 @@ impl DeckService {
     ) -> Result<DeckOverview, FindDeckError> {
         let viewer = principal.acting_user();
         match self.decks.find_overview(id).await? {
-            Some(deck) if deck.listing.game == game.slug && deck.is_visible_to(viewer) => Ok(deck),
+            Some(deck) if deck.listing.facts.game == game.slug && deck.is_visible_to(viewer) => {
+                Ok(deck)
+            }
             _ => Err(FindDeckError::NotFound),
         }
     }
@@ -267,7 +269,7 @@ impl DeckService {
     ) -> Result<DeckHistory, FindDeckError> {
         let deck = self.get(principal, game, id).await?;
         Ok(DeckHistory {
-            fork: deck.fork,
+            fork: deck.facts.fork,
             versions: self.decks.versions(id).await?,
         })
     }
@@ -525,7 +527,7 @@ impl DeckService {
         may_access: impl Fn(&Deck) -> bool,
     ) -> Result<Deck, FindDeckError> {
         match self.decks.find(id).await? {
-            Some(deck) if deck.game == game.slug && may_access(&deck) => Ok(deck),
+            Some(deck) if deck.facts.game == game.slug && may_access(&deck) => Ok(deck),
             _ => Err(FindDeckError::NotFound),
         }
     }
@@ -680,7 +682,7 @@ fn ensure_writable(
     writer: Option<UserId>,
     if_match: Option<i32>,
 ) -> Result<(), RevisionRefused> {
-    if deck.game != game.slug || !deck.is_owned_by(writer) {
+    if deck.facts.game != game.slug || !deck.is_owned_by(writer) {
         return Err(RevisionRefused::NotFound);
     }
     match if_match {

@@ -417,7 +417,7 @@ impl SideboardGuideService {
             .decks
             .find(id)
             .await?
-            .filter(|deck| deck.game == game.slug && may_use(deck)))
+            .filter(|deck| deck.facts.game == game.slug && may_use(deck)))
     }
 }
 
@@ -608,9 +608,10 @@ mod tests {
     fn the_primary_deck_must_be_the_callers_own_deck_of_this_game() {
         for stored in [
             Some(deck(10, bob(), Visibility::Public)),
-            Some(Deck {
-                game: "lorcana".into(),
-                ..deck(10, alice(), Visibility::Public)
+            Some({
+                let mut elsewhere = deck(10, alice(), Visibility::Public);
+                elsewhere.facts.game = "lorcana".into();
+                elsewhere
             }),
             None,
         ] {

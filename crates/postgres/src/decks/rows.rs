@@ -6,8 +6,9 @@ use std::sync::LazyLock;
 
 use anyhow::Context as _;
 use deckhand_domain::decks::{
-    Author, ContentType, Deck, DeckContent, DeckGuide, DeckId, DeckListing, DeckOverview,
-    DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess, Visibility,
+    Author, ContentType, Deck, DeckContent, DeckFacts, DeckGuide, DeckId, DeckListing,
+    DeckOverview, DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess,
+    Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -261,10 +262,7 @@ impl DeckRow {
                 cards: domain_cards(self.cards.0),
                 featured: self.featured.map(|featured| domain_choices(featured.0)),
             },
-            id: listing.id,
-            game: listing.game,
-            author: listing.author,
-            summary: listing.summary,
+            facts: listing.facts,
             provenance: Provenance {
                 source_provider: listing.source_provider,
                 source_external_id,
@@ -274,14 +272,6 @@ impl DeckRow {
             },
             is_archived: self.is_archived,
             version,
-            pageviews: listing.pageviews,
-            likes: listing.likes,
-            has_guide: listing.has_guide,
-            has_sideboard_guide: listing.has_sideboard_guide,
-            fork: listing.fork,
-            forks: listing.forks,
-            created_at: listing.created_at,
-            updated_at: listing.updated_at,
         })
     }
 }
@@ -316,27 +306,29 @@ impl ListingRow {
     /// The listing, by `username` (its owner's).
     pub(super) fn into_domain(self, username: Username) -> anyhow::Result<DeckListing> {
         Ok(DeckListing {
-            fork: self.fork()?,
-            forks: self.forks,
-            author: Author {
-                id: UserId(self.owner_id),
-                username,
+            facts: DeckFacts {
+                fork: self.fork()?,
+                forks: self.forks,
+                author: Author {
+                    id: UserId(self.owner_id),
+                    username,
+                },
+                id: DeckId(self.id),
+                game: self.game,
+                summary: self.summary.0.into(),
+                pageviews: self.pageviews,
+                likes: self.likes,
+                has_guide: self.has_guide,
+                has_sideboard_guide: self.has_sideboard_guide,
+                created_at: self.created_at,
+                updated_at: self.updated_at,
             },
             visibility: visibility(self.id, &self.visibility)?,
-            id: DeckId(self.id),
-            game: self.game,
             name: self.name,
             format_id: self.format_id,
             archetype: self.archetype,
             has_video: self.has_video,
             source_provider: self.source_provider,
-            summary: self.summary.0.into(),
-            pageviews: self.pageviews,
-            likes: self.likes,
-            has_guide: self.has_guide,
-            has_sideboard_guide: self.has_sideboard_guide,
-            created_at: self.created_at,
-            updated_at: self.updated_at,
         })
     }
 }

@@ -127,7 +127,7 @@ macro_rules! content_columns {
 
         impl<'a> DeckChangeset<'a> {
             fn new(current: &Deck, revision: &'a Revision) -> Self {
-                let old = DeckColumns::new(&current.content, &current.summary, &current.provenance);
+                let old = DeckColumns::new(&current.content, &current.facts.summary, &current.provenance);
                 let new =
                     DeckColumns::new(&revision.content, &revision.summary, &revision.provenance);
                 Self {
@@ -361,8 +361,12 @@ impl SavePlan {
         let changes = DeckChangeset::new(&self.current, &self.revision);
         // A card list the save kept stays where it is: in the deck row and in its holder record.
         let cards_from = self.cards_record.filter(|_| changes.cards.is_none());
-        let record =
-            HistoryRecord::revised(self.current.id, changes.version, &self.revision, cards_from);
+        let record = HistoryRecord::revised(
+            self.current.facts.id,
+            changes.version,
+            &self.revision,
+            cards_from,
+        );
         let event = deck_events::saved(&self.current, &self.revision);
         let written = SaveStatement {
             read_version: self.current.version,
@@ -377,18 +381,7 @@ impl SavePlan {
 
     /// The deck as saved.
     fn saved(self) -> Deck {
-        let Self {
-            current, revision, ..
-        } = self;
-        Deck {
-            content: revision.content,
-            summary: revision.summary,
-            provenance: revision.provenance,
-            is_archived: revision.is_archived,
-            version: current.version + 1,
-            updated_at: revision.at,
-            ..current
-        }
+        self.revision.applied_to(self.current)
     }
 }
 

@@ -152,7 +152,7 @@ pub async fn lists_filter_sort_and_page_stably(repos: &Repositories) -> Outcome 
         descending
             .items
             .iter()
-            .map(|deck| deck.id)
+            .map(|deck| deck.facts.id)
             .collect::<Vec<_>>(),
         expected
     );
@@ -168,7 +168,7 @@ pub async fn lists_filter_sort_and_page_stably(repos: &Repositories) -> Outcome 
         second_page
             .items
             .iter()
-            .map(|deck| deck.id)
+            .map(|deck| deck.facts.id)
             .collect::<Vec<_>>(),
         [ids[0]]
     );
@@ -242,6 +242,7 @@ pub async fn views_count_once_per_visitor_and_window(repos: &Repositories) -> Ou
             .find(new.id)
             .await?
             .context("the deck")?
+            .facts
             .pageviews,
         3
     );

@@ -37,13 +37,13 @@ pub async fn decks_round_trip_and_start_at_version_one(repos: &Repositories) -> 
     assert_eq!(found, inserted);
     assert_eq!(found.content, new.content);
     assert_eq!(found.provenance, new.provenance);
-    assert_eq!(found.author.username, alice.username);
+    assert_eq!(found.facts.author.username, alice.username);
     assert_eq!(
-        (found.version, found.pageviews, found.is_archived),
+        (found.version, found.facts.pageviews, found.is_archived),
         (1, 0, false)
     );
     assert_eq!(
-        (found.created_at, found.updated_at),
+        (found.facts.created_at, found.facts.updated_at),
         (new.created_at, new.created_at)
     );
     let history = repos.decks.versions(new.id).await?;
@@ -94,14 +94,14 @@ pub async fn revisions_bump_the_version_and_append_history(repos: &Repositories)
         .revise(new.id, update_to("Second", later))
         .await?;
     assert_eq!((saved.version, saved.content.name.as_str()), (2, "Second"));
-    assert_eq!(saved.updated_at, later);
-    assert_eq!(saved.created_at, new.created_at);
+    assert_eq!(saved.facts.updated_at, later);
+    assert_eq!(saved.facts.created_at, new.created_at);
     let restore = Box::new(move |deck: &Deck| {
         let mut content = deck.content.clone();
         content.name = "First".into();
         Ok(Revision {
             content,
-            summary: deck.summary.clone(),
+            summary: deck.facts.summary.clone(),
             provenance: deck.provenance.clone(),
             is_archived: false,
             history_type: HistoryType::Rollback { restored_from: 1 },
@@ -167,7 +167,7 @@ fn save(notes: &str, cards: Option<Vec<DeckCard>>, history_type: HistoryType) ->
         if let Some(cards) = &cards {
             content.cards.clone_from(cards);
         }
-        let at = deck.updated_at + time::Duration::seconds(1);
+        let at = deck.facts.updated_at + time::Duration::seconds(1);
         Ok(revision_of(deck, content, history_type, at))
     })
 }
@@ -255,11 +255,11 @@ pub async fn a_revision_clears_nullable_fields(repos: &Repositories) -> Outcome 
         provenance.source_imported_at = None;
         Ok(Revision {
             content,
-            summary: deck.summary.clone(),
+            summary: deck.facts.summary.clone(),
             provenance,
             is_archived: deck.is_archived,
             history_type: HistoryType::Update,
-            at: deck.updated_at,
+            at: deck.facts.updated_at,
             origin: fixtures::origin(),
         })
     });
@@ -316,11 +316,11 @@ pub async fn a_refused_revision_changes_nothing(repos: &Repositories) -> Outcome
         provenance.source_external_id = Some("x".into());
         Ok(Revision {
             content: deck.content.clone(),
-            summary: deck.summary.clone(),
+            summary: deck.facts.summary.clone(),
             provenance,
             is_archived: false,
             history_type: HistoryType::Update,
-            at: deck.updated_at,
+            at: deck.facts.updated_at,
             origin: fixtures::origin(),
         })
     });
@@ -378,6 +378,7 @@ pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
             .find(new.id)
             .await?
             .context("the deck")?
+            .facts
             .has_guide
     );
 
@@ -433,6 +434,7 @@ pub async fn a_guide_is_created_replaced_and_deleted_with_has_guide(
             .find(new.id)
             .await?
             .context("the deck")?
+            .facts
             .has_guide
     );
     Ok(())

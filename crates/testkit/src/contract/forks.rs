@@ -45,8 +45,8 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
             is_archived: false,
         }),
     };
-    assert_eq!(inserted.fork, Some(origin(Visibility::Public)));
-    assert_eq!(inserted.forks, 0);
+    assert_eq!(inserted.facts.fork, Some(origin(Visibility::Public)));
+    assert_eq!(inserted.facts.forks, 0);
     repos
         .decks
         .revise(source.id, update_to("Original v2", now()))
@@ -56,31 +56,40 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
     repos.decks.insert(&second).await?;
 
     let found = repos.decks.find(source.id).await?.context("the source")?;
-    assert_eq!((found.forks, found.fork), (2, None));
+    assert_eq!((found.facts.forks, found.facts.fork), (2, None));
     let overview = repos
         .decks
         .find_overview(source.id)
         .await?
         .context("the source's overview")?;
-    assert_eq!(overview.listing.forks, 2);
+    assert_eq!(overview.listing.facts.forks, 2);
     // A fork saved keeps its source.
     let saved = repos
         .decks
         .revise(first.id, update_to("Fork one v2", now()))
         .await?;
-    assert_eq!(saved.fork, Some(origin(Visibility::Public)));
+    assert_eq!(saved.facts.fork, Some(origin(Visibility::Public)));
 
     let mut query = list_query(Some(bob.id));
     query.filters.forked_from = Some(source.id);
     let forks = repos.decks.list(&query).await?;
     assert_eq!(names(&forks), ["Fork one v2", "Fork two"]);
     assert_eq!(forks.total, 2);
-    assert_eq!(forks.items[1].fork.map(|fork| fork.source.version), Some(2));
+    assert_eq!(
+        forks.items[1].facts.fork.map(|fork| fork.source.version),
+        Some(2)
+    );
     let all = repos.decks.list(&list_query(None)).await?;
     let listed = |name: &str| all.items.iter().find(|deck| deck.name == name).cloned();
-    assert_eq!(listed("Original v2").context("the source listed")?.forks, 2);
     assert_eq!(
-        listed("Fork one v2").context("a fork listed")?.fork,
+        listed("Original v2")
+            .context("the source listed")?
+            .facts
+            .forks,
+        2
+    );
+    assert_eq!(
+        listed("Fork one v2").context("a fork listed")?.facts.fork,
         Some(origin(Visibility::Public))
     );
 
@@ -97,7 +106,7 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
         )
         .await?;
     let fork = repos.decks.find(first.id).await?.context("the fork")?;
-    assert_eq!(fork.fork, Some(origin(Visibility::Private)));
+    assert_eq!(fork.facts.fork, Some(origin(Visibility::Private)));
     assert_eq!(fork.forked_from(Some(bob.id)), None);
     assert_eq!(
         fork.forked_from(Some(alice.id))
@@ -109,7 +118,10 @@ pub async fn forks_name_their_source_as_it_is_now_and_are_listed_by_it(
         .find_overview(first.id)
         .await?
         .context("the fork's overview")?;
-    assert_eq!(overview.listing.fork, Some(origin(Visibility::Private)));
+    assert_eq!(
+        overview.listing.facts.fork,
+        Some(origin(Visibility::Private))
+    );
     Ok(())
 }
 
@@ -131,6 +143,6 @@ pub async fn concurrent_forks_of_one_deck_all_count(repos: &Repositories) -> Out
         task.await??;
     }
     let found = repos.decks.find(source.id).await?.context("the source")?;
-    assert_eq!(found.forks, 20);
+    assert_eq!(found.facts.forks, 20);
     Ok(())
 }

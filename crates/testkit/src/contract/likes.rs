@@ -33,7 +33,7 @@ pub async fn deck_likes_count_once_per_user_and_follow_the_sort(repos: &Reposito
     };
     let likes = |id: DeckId| {
         let decks = repos.decks.clone();
-        async move { anyhow::Ok(decks.find(id).await?.context("the deck")?.likes) }
+        async move { anyhow::Ok(decks.find(id).await?.context("the deck")?.facts.likes) }
     };
     // Idempotent per user.
     assert!(like(liked.id, &bob, true).await?);
@@ -44,8 +44,8 @@ pub async fn deck_likes_count_once_per_user_and_follow_the_sort(repos: &Reposito
     by_likes.sort = DeckSort::Likes;
     by_likes.order = SortOrder::Desc;
     let page = repos.decks.list(&by_likes).await?;
-    assert_eq!(page.items[0].id, liked.id);
-    assert_eq!(page.items[0].likes, 2);
+    assert_eq!(page.items[0].facts.id, liked.id);
+    assert_eq!(page.items[0].facts.likes, 2);
     assert!(like(liked.id, &bob, false).await?);
     assert!(like(liked.id, &bob, false).await?);
     assert_eq!(likes(liked.id).await?, 1);
@@ -108,6 +108,7 @@ pub async fn concurrent_likes_lose_nothing(repos: &Repositories) -> Outcome {
         .find(target.id)
         .await?
         .context("the deck")?
+        .facts
         .likes;
     let guide_likes = repos
         .sideboard_guides

@@ -33,6 +33,7 @@ async fn flags(repos: &Repositories, decks: &[DeckId]) -> anyhow::Result<Vec<boo
                 .find(*deck)
                 .await?
                 .context("an attached deck")?
+                .facts
                 .has_sideboard_guide,
         );
     }

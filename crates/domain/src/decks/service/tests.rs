@@ -12,9 +12,9 @@ use uuid::Uuid;
 use super::*;
 use crate::catalog::ports::MockCatalogRepository;
 use crate::catalog::{CardIdentifier, CatalogEntry, Preference};
-use crate::decks::Author;
 use crate::decks::ports::{InsertDeckError, MockDeckRepository, ReviseDeckError};
 use crate::decks::test_decks::{fab, mtg};
+use crate::decks::{Author, DeckFacts};
 use crate::events::EventType;
 use crate::identity::{Lane, PartnerRef, PrincipalUser, Scopes, Tier, Username};
 use crate::system::{FixedClock, MockIdGenerator, MockRandom};
@@ -178,13 +178,23 @@ fn existing() -> Deck {
         featured: None,
     };
     Deck {
-        id: DeckId(Uuid::from_u128(0xabc)),
-        game: "mtg".into(),
-        author: Author {
-            id: ALICE,
-            username: Username::parse("alice").unwrap(),
+        facts: DeckFacts {
+            id: DeckId(Uuid::from_u128(0xabc)),
+            game: "mtg".into(),
+            author: Author {
+                id: ALICE,
+                username: Username::parse("alice").unwrap(),
+            },
+            summary: summarize(&mtg(), &content),
+            pageviews: 10,
+            likes: 2,
+            has_guide: false,
+            has_sideboard_guide: false,
+            fork: None,
+            forks: 4,
+            created_at: CREATED,
+            updated_at: CREATED,
         },
-        summary: summarize(&mtg(), &content),
         content,
         provenance: Provenance {
             source_provider: "moxfield".into(),
@@ -195,14 +205,6 @@ fn existing() -> Deck {
         },
         is_archived: false,
         version: 3,
-        pageviews: 10,
-        likes: 2,
-        has_guide: false,
-        has_sideboard_guide: false,
-        fork: None,
-        forks: 4,
-        created_at: CREATED,
-        updated_at: CREATED,
     }
 }
 
@@ -217,15 +219,7 @@ fn store_revising(deck: Deck, revisions: Arc<Mutex<Vec<Revision>>>) -> MockDeckR
     decks.expect_revise().returning(move |_, reviser| {
         let revision = reviser(&deck).map_err(ReviseDeckError::Refused)?;
         revisions.lock().unwrap().push(revision.clone());
-        Ok(Deck {
-            content: revision.content,
-            summary: revision.summary,
-            provenance: revision.provenance,
-            is_archived: revision.is_archived,
-            version: deck.version + 1,
-            updated_at: revision.at,
-            ..deck.clone()
-        })
+        Ok(revision.applied_to(deck.clone()))
     });
     decks
 }
@@ -236,7 +230,7 @@ fn patch(
     changes: DeckChanges,
     if_match: Option<i32>,
 ) -> Result<Deck, SaveDeckError> {
-    block_on(service.update(principal, &mtg(), existing().id, changes, if_match))
+    block_on(service.update(principal, &mtg(), existing().facts.id, changes, if_match))
 }
 
 /// An operation's refusal, which holds violations when the input was invalid.
@@ -323,7 +317,7 @@ fn a_create_stores_the_deck_of_the_acting_user_with_defaults_at_the_clock_time()
         }
     );
     assert_eq!(new.summary, summarize(&mtg(), &new.content));
-    assert_eq!(deck.id, DeckId(NEW_DECK));
+    assert_eq!(deck.facts.id, DeckId(NEW_DECK));
 }
 
 #[test]
@@ -582,7 +576,7 @@ fn a_patch_changes_only_what_it_names_and_clears_what_it_nulls() {
     );
     assert!(deck.is_archived);
     assert_eq!(deck.provenance, before.provenance);
-    assert_eq!(deck.summary, before.summary);
+    assert_eq!(deck.facts.summary, before.facts.summary);
     assert_eq!(deck.version, 4);
 }
 
@@ -595,9 +589,9 @@ fn a_patch_of_the_cards_recomputes_the_summary() {
         ..DeckChanges::default()
     };
     let deck = patch(&service, &alice(), changes, None).unwrap();
-    assert_eq!(deck.summary, summarize(&mtg(), &deck.content));
-    assert_eq!(deck.summary.colors, ["W", "R", "G"]);
-    assert_eq!(deck.summary.featured_cards[0].card.name, "Atraxa");
+    assert_eq!(deck.facts.summary, summarize(&mtg(), &deck.content));
+    assert_eq!(deck.facts.summary.colors, ["W", "R", "G"]);
+    assert_eq!(deck.facts.summary.featured_cards[0].card.name, "Atraxa");
 }
 
 #[test]
@@ -682,10 +676,8 @@ fn only_the_owner_may_write_and_others_are_told_not_found() {
 #[test]
 fn a_deck_of_another_game_is_not_found_for_its_owner_too() {
     let revisions = Arc::new(Mutex::new(Vec::new()));
-    let elsewhere = Deck {
-        game: "lorcana".into(),
-        ..existing()
-    };
+    let mut elsewhere = existing();
+    elsewhere.facts.game = "lorcana".into();
     let service = service_over(store_revising(elsewhere, revisions.clone()));
     let changes = DeckChanges {
         name: Some("x".into()),
@@ -877,6 +869,7 @@ fn chosen_featured_cards_replace_the_derived_ones_until_cleared() {
     )
     .unwrap();
     let shown: Vec<(String, bool, String)> = chosen
+        .facts
         .summary
         .featured_cards
         .iter()
@@ -904,8 +897,11 @@ fn chosen_featured_cards_replace_the_derived_ones_until_cleared() {
     )
     .unwrap();
     assert_eq!(cleared.content.featured, None);
-    assert_eq!(cleared.summary, existing().summary);
-    assert_eq!(cleared.summary.featured_cards[0].slot_key, "commander:0");
+    assert_eq!(cleared.facts.summary, existing().facts.summary);
+    assert_eq!(
+        cleared.facts.summary.featured_cards[0].slot_key,
+        "commander:0"
+    );
 }
 
 #[test]
@@ -949,7 +945,7 @@ fn private_decks_are_found_for_their_owner_only() {
         .expect_find()
         .returning(move |_| Ok(Some(private.clone())));
     let service = service_over(decks);
-    let id = existing().id;
+    let id = existing().facts.id;
     assert!(block_on(service.get(&alice(), &mtg(), id)).is_ok());
     for stranger in [bob(), Principal::anonymous()] {
         let result = block_on(service.get(&stranger, &mtg(), id));
@@ -990,10 +986,11 @@ fn a_rollback_restores_content_and_summary_but_not_provenance_or_archive() {
         .times(1)
         .returning(move |_, _| Ok(Some(version.clone())));
     let service = service_over(decks);
-    let deck = block_on(service.rollback(&alice(), &mtg(), existing().id, 1, Some(3))).unwrap();
+    let deck =
+        block_on(service.rollback(&alice(), &mtg(), existing().facts.id, 1, Some(3))).unwrap();
 
     assert_eq!(deck.content, old_content);
-    assert_eq!(deck.summary, old_summary);
+    assert_eq!(deck.facts.summary, old_summary);
     assert_eq!(deck.provenance, existing().provenance);
     assert!(deck.is_archived);
     let revisions = revisions.lock().unwrap();
@@ -1022,8 +1019,8 @@ fn store_forking(deck: Deck, inserted: Arc<Mutex<Option<NewDeck>>>) -> MockDeckR
 fn a_fork_copies_the_current_content_privately_and_names_its_source() {
     let inserted = Arc::new(Mutex::new(None));
     let service = service_over(store_forking(existing(), inserted.clone()));
-    let deck =
-        block_on(service.fork(&bob(), &mtg(), existing().id, ForkRequest::default())).unwrap();
+    let deck = block_on(service.fork(&bob(), &mtg(), existing().facts.id, ForkRequest::default()))
+        .unwrap();
 
     let new = inserted.lock().unwrap().clone().unwrap();
     assert_eq!(
@@ -1033,7 +1030,7 @@ fn a_fork_copies_the_current_content_privately_and_names_its_source() {
     assert_eq!(
         new.forked_from,
         Some(ForkedFrom {
-            deck_id: existing().id,
+            deck_id: existing().facts.id,
             version: 3
         })
     );
@@ -1048,7 +1045,10 @@ fn a_fork_copies_the_current_content_privately_and_names_its_source() {
     assert_eq!(new.summary, summarize(&mtg(), &new.content));
     assert_eq!(new.provenance, Provenance::manual());
     assert_eq!(new.first_version().history_type, HistoryType::Create);
-    assert_eq!((deck.version, deck.likes, deck.forks), (1, 0, 0));
+    assert_eq!(
+        (deck.version, deck.facts.likes, deck.facts.forks),
+        (1, 0, 0)
+    );
 }
 
 #[test]
@@ -1076,7 +1076,7 @@ fn a_fork_takes_a_given_version_name_and_visibility() {
         visibility: Some(vec!["public".into()]),
         version: Some(1),
     };
-    block_on(service_over(decks).fork(&bob(), &mtg(), existing().id, request)).unwrap();
+    block_on(service_over(decks).fork(&bob(), &mtg(), existing().facts.id, request)).unwrap();
     let new = inserted.lock().unwrap().clone().unwrap();
     assert_eq!(new.forked_from.map(|source| source.version), Some(1));
     assert_eq!(
@@ -1105,7 +1105,7 @@ fn a_fork_needs_a_user_a_readable_source_a_stored_version_and_valid_fields() {
         .returning(move |_| Ok(Some(private.clone())));
     decks.expect_version().returning(|_, _| Ok(None));
     let service = service_over(decks);
-    let id = existing().id;
+    let id = existing().facts.id;
     let partner = Principal {
         lane: Lane::PartnerApiKey,
         user: None,
@@ -1164,7 +1164,7 @@ fn forks_of_a_hidden_deck_are_not_listed() {
     let service = service_over(decks);
     let request = ListRequest {
         filters: DeckFilters {
-            forked_from: Some(existing().id),
+            forked_from: Some(existing().facts.id),
             ..DeckFilters::default()
         },
         sort: DeckSort::default(),
@@ -1178,29 +1178,25 @@ fn forks_of_a_hidden_deck_are_not_listed() {
 
 #[test]
 fn two_decks_compare_only_when_both_are_readable() {
-    let private = Deck {
-        id: DeckId(Uuid::from_u128(0xdef)),
-        content: DeckContent {
-            name: "Hidden".into(),
-            visibility: Visibility::Private,
-            ..existing().content
-        },
-        ..existing()
-    };
+    let mut private = existing();
+    private.facts.id = DeckId(Uuid::from_u128(0xdef));
+    private.content.name = "Hidden".into();
+    private.content.visibility = Visibility::Private;
     let mut decks = MockDeckRepository::new();
     let hidden = private.clone();
     decks.expect_find().returning(move |id| {
-        Ok(Some(if id == hidden.id {
+        Ok(Some(if id == hidden.facts.id {
             hidden.clone()
         } else {
             existing()
         }))
     });
     let service = service_over(decks);
-    let diff = block_on(service.compare(&alice(), &mtg(), existing().id, private.id)).unwrap();
+    let diff =
+        block_on(service.compare(&alice(), &mtg(), existing().facts.id, private.facts.id)).unwrap();
     assert_eq!((diff.from, diff.to), (3, 3));
     assert_eq!(diff.fields.len(), 2, "{:?}", diff.fields);
-    let result = block_on(service.compare(&bob(), &mtg(), existing().id, private.id));
+    let result = block_on(service.compare(&bob(), &mtg(), existing().facts.id, private.facts.id));
     assert!(matches!(result, Err(FindDeckError::NotFound)), "{result:?}");
 }
 
@@ -1210,7 +1206,8 @@ fn a_rollback_to_no_version_is_not_found() {
     decks.expect_version().returning(|_, _| Ok(None));
     let service = service_over(decks);
     for number in [0, -1, 9] {
-        let result = block_on(service.rollback(&alice(), &mtg(), existing().id, number, None));
+        let result =
+            block_on(service.rollback(&alice(), &mtg(), existing().facts.id, number, None));
         assert!(matches!(result, Err(RollbackError::NotFound)), "{result:?}");
     }
 }
@@ -1240,7 +1237,7 @@ fn views_are_counted_per_keyed_visitor_within_the_policy_window() {
             }))
         });
     let service = service_over(decks);
-    let id = existing().id;
+    let id = existing().facts.id;
     let ip: IpAddr = "192.0.2.7".parse().unwrap();
     let other_ip: IpAddr = "192.0.2.8".parse().unwrap();
     let anonymous = Principal::anonymous();
@@ -1289,7 +1286,7 @@ fn lists_are_asked_for_the_game_and_the_acting_viewer() {
 #[test]
 fn premium_guides_are_whole_for_the_owner_and_premium_users_only() {
     let mut public = existing();
-    public.has_guide = true;
+    public.facts.has_guide = true;
     let mut decks = MockDeckRepository::new();
     decks
         .expect_find()
@@ -1306,7 +1303,7 @@ fn premium_guides_are_whole_for_the_owner_and_premium_users_only() {
         }))
     });
     let service = service_over(decks);
-    let id = existing().id;
+    let id = existing().facts.id;
     let read = |principal: &Principal| {
         block_on(service.guide(principal, &mtg(), id))
             .unwrap()
@@ -1344,7 +1341,7 @@ fn a_guide_is_written_by_the_owner_only_at_the_clock_time() {
         content: "# Plan".into(),
         is_premium: false,
     };
-    let id = existing().id;
+    let id = existing().facts.id;
     let result = block_on(service.put_guide(&bob(), &mtg(), id, input()));
     assert!(matches!(result, Err(PutGuideError::NotFound)), "{result:?}");
     let (_, created) = block_on(service.put_guide(&alice(), &mtg(), id, input())).unwrap();
@@ -1361,7 +1358,7 @@ fn an_overview_follows_the_visibility_and_game_rules_of_a_read() {
         .expect_find_overview()
         .returning(move |_| Ok(Some(stored.clone())));
     let service = service_over(decks);
-    let id = private.id;
+    let id = private.facts.id;
     let read = |principal: &Principal, game: &Game| block_on(service.overview(principal, game, id));
     assert_eq!(read(&alice(), &mtg()).unwrap(), private.overview());
     for (principal, game) in [

@@ -69,7 +69,10 @@ pub async fn create_deck(
         .create(&principal, &game, body.into())
         .await?;
     Ok(write_record(
-        created(&state, &format!("/games/{}/decks/{}", game.slug, deck.id.0)),
+        created(
+            &state,
+            &format!("/games/{}/decks/{}", game.slug, deck.facts.id.0),
+        ),
         &deck,
         principal.acting_user(),
     ))

@@ -161,6 +161,7 @@ pub async fn deck_detail(
         notes: overview.notes,
         featured_cards: overview
             .listing
+            .facts
             .summary
             .featured_cards
             .iter()

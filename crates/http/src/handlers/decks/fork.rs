@@ -97,7 +97,10 @@ pub async fn fork_deck(
         .fork(&principal, &game, deck, request)
         .await?;
     Ok(write_record(
-        created(&state, &format!("/games/{}/decks/{}", game.slug, fork.id.0)),
+        created(
+            &state,
+            &format!("/games/{}/decks/{}", game.slug, fork.facts.id.0),
+        ),
         &fork,
         principal.acting_user(),
     ))

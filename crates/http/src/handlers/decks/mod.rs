@@ -105,28 +105,28 @@ impl DeckListItem {
         with_summary: bool,
         viewer: Option<UserId>,
     ) -> Self {
-        let summary = &deck.summary;
+        let summary = &deck.facts.summary;
         Self {
-            id: deck.id.0,
+            id: deck.facts.id.0,
             name: deck.name.clone(),
-            author: AuthorDto::from(&deck.author),
-            game: deck.game.clone(),
+            author: AuthorDto::from(&deck.facts.author),
+            game: deck.facts.game.clone(),
             visibility: vec![deck.visibility.as_str().to_owned()],
             format: deck
                 .format_id
                 .and_then(|id| formats.iter().find(|format| format.id == id))
                 .map(|format| FormatDto::from(format.clone())),
             archetype: deck.archetype.clone(),
-            views: deck.pageviews,
-            likes: deck.likes,
-            has_guide: deck.has_guide,
-            has_sideboard_guide: deck.has_sideboard_guide,
+            views: deck.facts.pageviews,
+            likes: deck.facts.likes,
+            has_guide: deck.facts.has_guide,
+            has_sideboard_guide: deck.facts.has_sideboard_guide,
             has_video: deck.has_video,
-            edited_at: deck.updated_at,
-            created_at: deck.created_at,
+            edited_at: deck.facts.updated_at,
+            created_at: deck.facts.created_at,
             source_provider: deck.source_provider.clone(),
             forked_from: deck.forked_from(viewer).map(ForkedFromDto::from),
-            forks: deck.forks,
+            forks: deck.facts.forks,
             featured_cards: with_summary.then(|| {
                 summary
                     .featured_cards
@@ -203,7 +203,7 @@ impl DeckWriteRecord {
         let content = &deck.content;
         let provenance = &deck.provenance;
         Self {
-            id: deck.id.0,
+            id: deck.facts.id.0,
             name: content.name.clone(),
             notes: content.notes.clone(),
             visibility: vec![content.visibility.as_str().to_owned()],
@@ -213,8 +213,8 @@ impl DeckWriteRecord {
             legal: content.legal,
             archetype: content.archetype.clone(),
             is_archived: deck.is_archived,
-            likes: deck.likes,
-            pageviews: deck.pageviews,
+            likes: deck.facts.likes,
+            pageviews: deck.facts.pageviews,
             version: deck.version,
             source_provider: provenance.source_provider.clone(),
             source_external_id: provenance.source_external_id.clone(),
@@ -222,9 +222,9 @@ impl DeckWriteRecord {
             source_external_url: provenance.source_external_url.clone(),
             source_imported_at: provenance.source_imported_at,
             forked_from: deck.forked_from(viewer).map(ForkedFromDto::from),
-            forks: deck.forks,
-            created_at: deck.created_at,
-            updated_at: deck.updated_at,
+            forks: deck.facts.forks,
+            created_at: deck.facts.created_at,
+            updated_at: deck.facts.updated_at,
         }
     }
 }
