@@ -82,6 +82,12 @@ fn owned<'a>(state: &'a State, partner: &str, id: WebhookId) -> Option<&'a Endpo
         .filter(|endpoint| endpoint.partner == partner)
 }
 
+/// [`owned`], to change.
+fn owned_mut<'a>(state: &'a mut State, partner: &str, id: WebhookId) -> Option<&'a mut Endpoint> {
+    owned(state, partner, id)?;
+    state.webhooks.endpoints.get_mut(&id)
+}
+
 fn owner_of(state: &State, endpoint: &Endpoint) -> Option<WebhookOwner> {
     let slug = PartnerSlug::parse(&endpoint.partner).ok()?;
     let partner = state.partners.partner(&slug)?;
@@ -189,12 +195,7 @@ impl WebhookRepository for MemoryWebhooks {
         changes: &EndpointChanges,
     ) -> anyhow::Result<Option<Endpoint>> {
         let mut state = self.0.lock();
-        let Some(endpoint) = state
-            .webhooks
-            .endpoints
-            .get_mut(&id)
-            .filter(|endpoint| endpoint.partner == partner)
-        else {
+        let Some(endpoint) = owned_mut(&mut state, partner, id) else {
             return Ok(None);
         };
         if let Some(url) = &changes.url {
@@ -245,12 +246,7 @@ impl WebhookRepository for MemoryWebhooks {
         previous_until: OffsetDateTime,
     ) -> anyhow::Result<Option<Endpoint>> {
         let mut state = self.0.lock();
-        let Some(endpoint) = state
-            .webhooks
-            .endpoints
-            .get_mut(&id)
-            .filter(|endpoint| endpoint.partner == partner)
-        else {
+        let Some(endpoint) = owned_mut(&mut state, partner, id) else {
             return Ok(None);
         };
         let previous = std::mem::replace(&mut endpoint.sealed_secret, sealed);

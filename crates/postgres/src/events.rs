@@ -163,8 +163,9 @@ struct ScanRow {
     scanned: i64,
     #[diesel(sql_type = Nullable<Int8>)]
     scanned_through: Option<i64>,
+    /// The event, when the scan found one (its columns are all NULL otherwise).
     #[diesel(embed)]
-    event: MaybeEventRow,
+    event: Option<EventRow>,
     #[diesel(embed)]
     named: MaybeAccessRow,
 }
@@ -233,28 +234,6 @@ fn named_deck_join(event: &str) -> String {
 }
 
 #[derive(Debug, QueryableByName)]
-struct MaybeEventRow {
-    #[diesel(sql_type = Nullable<Int8>)]
-    sequence: Option<i64>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    type_: Option<String>,
-    #[diesel(sql_type = Nullable<Text>)]
-    game: Option<String>,
-    #[diesel(sql_type = Nullable<Timestamptz>)]
-    occurred_at: Option<OffsetDateTime>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    subject_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<SqlUuid>)]
-    actor_user_id: Option<Uuid>,
-    #[diesel(sql_type = Nullable<Text>)]
-    actor_partner: Option<String>,
-    #[diesel(sql_type = Nullable<Jsonb>)]
-    data: Option<serde_json::Value>,
-}
-
-#[derive(Debug, QueryableByName)]
 struct EventRow {
     #[diesel(sql_type = Int8)]
     sequence: i64,
@@ -295,22 +274,6 @@ impl EventRow {
                 },
                 data: self.data,
             },
-        })
-    }
-}
-
-impl MaybeEventRow {
-    fn into_row(self) -> Option<EventRow> {
-        Some(EventRow {
-            sequence: self.sequence?,
-            id: self.id?,
-            type_: self.type_?,
-            game: self.game?,
-            occurred_at: self.occurred_at?,
-            subject_id: self.subject_id,
-            actor_user_id: self.actor_user_id,
-            actor_partner: self.actor_partner,
-            data: self.data?,
         })
     }
 }
@@ -725,7 +688,7 @@ impl EventRepository for PgEvents {
         let (scanned, scanned_through) = (first.scanned, first.scanned_through);
         let readable = rows
             .into_iter()
-            .filter_map(|row| Some((row.event.into_row()?, row.named)))
+            .filter_map(|row| Some((row.event?, row.named)))
             .map(|(event, named)| {
                 Ok(ReadableEvent {
                     event: event.into_domain()?,

@@ -43,59 +43,69 @@ fn by_counter(sort: DeckSort) -> bool {
     matches!(sort, DeckSort::Views | DeckSort::Likes | DeckSort::Trending)
 }
 
-/// The query of a page's ids, in the page's order: it reads the narrow index entries only, so
-/// the rows an OFFSET skips are never joined to users and deck_stats nor sorted whole (a deep
-/// page went from ~100 ms to ~3 ms on 200,000 decks, docs/benchmarks.md).
-pub(super) fn page_ids_sql(
-    query: &DeckQuery,
-    game: &str,
-    where_clause: &str,
-    window: &str,
-) -> String {
-    let order = deck_order(query.sort, query.order);
-    // deck_stats drives the counter sorts through its (game, counter) indexes; a deck's stats
-    // row always copies its game, so this repeats `d.game`.
-    let from = if by_counter(query.sort) {
-        format!("deck_stats s JOIN decks d ON d.id = s.deck_id AND s.game = {game}")
-    } else {
-        "decks d".to_owned()
-    };
-    format!("SELECT d.id FROM {from} WHERE {where_clause} ORDER BY {order} {window}")
+/// What every form of a page query is built from: the list's query, its game (an SQL literal or
+/// placeholder), its WHERE clause and its [`page_window`].
+pub(super) struct PageParts<'a> {
+    pub(super) query: &'a DeckQuery,
+    pub(super) game: &'a str,
+    pub(super) where_clause: &'a str,
+    pub(super) window: &'a str,
 }
 
-/// The page query: [`page_ids_sql`] as its inner query, and `select` (the list columns, never
-/// the card lines) of those ids, sorted again (the order is total: ties broken by id).
-pub(super) fn page_sql(
-    query: &DeckQuery,
-    select: &str,
-    game: &str,
-    where_clause: &str,
-    window: &str,
-) -> String {
-    let ids = page_ids_sql(query, game, where_clause, window);
-    let order = deck_order(query.sort, query.order);
-    format!("WITH page AS ({ids}) {select} JOIN page ON page.id = d.id ORDER BY {order}")
-}
+impl PageParts<'_> {
+    fn order(&self) -> String {
+        deck_order(self.query.sort, self.query.order)
+    }
 
-/// A first page as one plain query, for conditions without parameters: PostgreSQL plans it
-/// once per connection with its very values, and reads each row once as the index gives it
-/// (editedAt 108 buffers and 0.08 ms against [`page_sql`]'s 224 and 0.25 ms; views 183 and
-/// 0.12 ms against 320 and 0.23 ms; docs/benchmarks.md). With a parameter PostgreSQL plans this
-/// form on every run, so [`page_sql`] serves those.
-pub(super) fn first_page_sql(
-    query: &DeckQuery,
-    select: &str,
-    game: &str,
-    where_clause: &str,
-    window: &str,
-) -> String {
-    let order = deck_order(query.sort, query.order);
-    let stats_game = if by_counter(query.sort) {
-        format!(" AND s.game = {game}")
-    } else {
-        String::new()
-    };
-    format!("{select} WHERE {where_clause}{stats_game} ORDER BY {order} {window}")
+    /// The query of a page's ids, in the page's order: it reads the narrow index entries only,
+    /// so the rows an OFFSET skips are never joined to users and deck_stats nor sorted whole (a
+    /// deep page went from ~100 ms to ~3 ms on 200,000 decks, docs/benchmarks.md). deck_stats
+    /// drives the counter sorts through its (game, counter) indexes; a deck's stats row always
+    /// copies its game, so this repeats `d.game`.
+    pub(super) fn ids_sql(&self) -> String {
+        let Self {
+            game,
+            where_clause,
+            window,
+            ..
+        } = self;
+        let from = if by_counter(self.query.sort) {
+            format!("deck_stats s JOIN decks d ON d.id = s.deck_id AND s.game = {game}")
+        } else {
+            "decks d".to_owned()
+        };
+        let order = self.order();
+        format!("SELECT d.id FROM {from} WHERE {where_clause} ORDER BY {order} {window}")
+    }
+
+    /// The page query: [`Self::ids_sql`] as its inner query, and `select` (the list columns,
+    /// never the card lines) of those ids, sorted again (the order is total: ties broken by id).
+    pub(super) fn sql(&self, select: &str) -> String {
+        let ids = self.ids_sql();
+        let order = self.order();
+        format!("WITH page AS ({ids}) {select} JOIN page ON page.id = d.id ORDER BY {order}")
+    }
+
+    /// A first page as one plain query, for conditions without parameters: PostgreSQL plans it
+    /// once per connection with its very values, and reads each row once as the index gives it
+    /// (editedAt 108 buffers and 0.08 ms against [`Self::sql`]'s 224 and 0.25 ms; views 183 and
+    /// 0.12 ms against 320 and 0.23 ms; docs/benchmarks.md). With a parameter PostgreSQL plans
+    /// this form on every run, so [`Self::sql`] serves those.
+    pub(super) fn first_sql(&self, select: &str) -> String {
+        let Self {
+            game,
+            where_clause,
+            window,
+            ..
+        } = self;
+        let stats_game = if by_counter(self.query.sort) {
+            format!(" AND s.game = {game}")
+        } else {
+            String::new()
+        };
+        let order = self.order();
+        format!("{select} WHERE {where_clause}{stats_game} ORDER BY {order} {window}")
+    }
 }
 
 /// How many decks of a date-sorted list a name-filtered page walks, in the list's order, looking
@@ -118,7 +128,7 @@ fn walked_date(sort: DeckSort) -> Option<&'static str> {
 /// it: every plan of this statement is the same walk, and PostgreSQL keeps a generic one instead
 /// of planning each run for the pattern (0.12 ms, more than the walk takes). A page the walk
 /// fills is the page; one it leaves short may have matches further down the list, which
-/// [`page_ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names, and
+/// [`PageParts::ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names, and
 /// for a page that ends past the walked head, which no walk could fill.
 pub(super) fn walked_page_sql(
     query: &DeckQuery,
@@ -141,7 +151,7 @@ pub(super) fn walked_page_sql(
 }
 
 /// `select` of the decks whose ids are `$1`, in the page's order: the second half of
-/// [`page_sql`] on its own, for pages whose ids are picked by a statement of their own. The ids
+/// [`PageParts::sql`] on its own, for pages whose ids are picked by a statement of their own. The ids
 /// are read through a scalar subquery, so no plan sees how many there are: a page of one or two
 /// ids planned cheaper than the generic plan, and PostgreSQL then planned it on every run.
 pub(super) fn rows_by_ids_sql(query: &DeckQuery, select: &str) -> String {

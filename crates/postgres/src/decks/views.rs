@@ -11,9 +11,7 @@ use diesel::sql_types::{Bool, Int8, Nullable, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::list_query::{
-    first_page_sql, page_ids_sql, page_sql, page_window, rows_by_ids_sql, walked_page_sql,
-};
+use super::list_query::{PageParts, page_window, rows_by_ids_sql, walked_page_sql};
 use super::rows::{PageRow, listing_select};
 use crate::rules::{
     Conditions, contains_pattern, deck_conditions_but_name, readable_sql, trending_bump_sql,
@@ -71,7 +69,7 @@ struct IdRow {
 }
 
 /// The rows of a list page, in one statement that PostgreSQL plans once per connection:
-/// [`first_page_sql`] when it has no parameters, else [`page_sql`], of which PostgreSQL keeps a
+/// [`PageParts::first_sql`] when it has no parameters, else [`PageParts::sql`], of which PostgreSQL keeps a
 /// generic plan. A name filter is the exception: the best plan depends on how rare the pattern
 /// is. A date-sorted page first walks the head of the list ([`walked_page`]); a page that walk
 /// cannot fill has its ids picked by a statement planned on every run for its pattern, and their
@@ -90,9 +88,15 @@ pub(super) async fn page_rows(
     let mut page_conditions = conditions.clone();
     let window = page_window(&mut page_conditions, query.page);
     let where_clause = conditions.sql();
+    let parts = PageParts {
+        query,
+        game,
+        where_clause: &where_clause,
+        window: &window,
+    };
     if conditions.plan_each_run() {
         let ids: Vec<IdRow> = page_conditions
-            .statement(page_ids_sql(query, game, &where_clause, &window))
+            .statement(parts.ids_sql())
             .load(conn)
             .await?;
         if ids.is_empty() {
@@ -109,9 +113,9 @@ pub(super) async fn page_rows(
     }
     let select = listing_select(game);
     let sql = if page_conditions.is_constant() {
-        first_page_sql(query, &select, game, &where_clause, &window)
+        parts.first_sql(&select)
     } else {
-        page_sql(query, &select, game, &where_clause, &window)
+        parts.sql(&select)
     };
     page_conditions.statement(sql).load(conn).await
 }
