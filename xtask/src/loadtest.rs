@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use crate::chart::{self, BarGroup};
+use crate::cluster;
 use crate::cpu;
 use crate::greedy;
 use crate::local::{
@@ -31,7 +32,7 @@ use crate::local::{
     wait_for_health,
 };
 use crate::pg::{self, Cluster, PgBouncer};
-use crate::{cargo, run_quietly};
+use crate::run_quietly;
 
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
 pub struct Options {
@@ -96,13 +97,7 @@ struct Case {
 
 pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
-    let deckhand = match &options.binary {
-        Some(binary) => binary.clone(),
-        None => {
-            cargo(root, &["build", "--release", "--locked", "-p", "deckhand"])?;
-            target.join("release/deckhand")
-        }
-    };
+    let deckhand = cluster::server_binary(root, target, options.binary.as_ref())?;
     let mut servers = Vec::new();
     if let Some(baseline) = &options.baseline
         && !options.greedy_only
@@ -144,37 +139,32 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     let work = target.join("loadtest");
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
 
-    let cluster_dir = target.join("loadtest-pg");
     // It also listens on a free port of 127.0.0.1: the ceiling, `pgbench -S`, reaches it over
     // TCP, as the server reaches its database in a deployment.
-    let cluster = Cluster::at_with_tcp(cluster_dir.clone(), local::free_port()?);
-    cluster.stop()?;
-    if cluster_dir.exists() {
-        fs::remove_dir_all(&cluster_dir)
-            .with_context(|| format!("removing {}", cluster_dir.display()))?;
-    }
+    let cluster = Cluster::at_with_tcp(target.join("loadtest-pg"), local::free_port()?);
     // pg_stat_statements counts the statements each request costs the database.
     // auto_explain logs the plans of the list shapes' statements (`check_plans`); it is off
     // (no threshold) until then. Shared buffers of 2 GB hold the hot tables and indexes at
     // every scale, as a deployment sized for its data would: with the default 128 MB, a run
     // at 1,000,000 decks measured copies from the OS cache more than the data's size
     // (docs/benchmarks.md, "Ten times the data").
-    cluster.start_with(
-        "-c shared_preload_libraries=pg_stat_statements,auto_explain -c shared_buffers=2GB",
-    )?;
-    let log = cluster_dir.join("postgres.log");
-    let result = measure(
-        root,
+    let result = cluster::on_fresh_cluster(
         &cluster,
-        &servers,
-        oha.as_deref(),
-        &work,
-        &log,
-        options,
+        "-c shared_preload_libraries=pg_stat_statements,auto_explain -c shared_buffers=2GB",
+        "load test",
+        |cluster| {
+            let log = cluster.dir().join("postgres.log");
+            measure(
+                root,
+                cluster,
+                &servers,
+                oha.as_deref(),
+                &work,
+                &log,
+                options,
+            )
+        },
     );
-    if let Err(err) = cluster.stop() {
-        eprintln!("warning: could not stop the load test cluster: {err:#}");
-    }
     println!("total time {:.0}s", started.elapsed().as_secs_f64());
     result
 }
@@ -188,11 +178,7 @@ fn measure(
     cluster_log: &Path,
     options: &Options,
 ) -> Result<()> {
-    let url = format!(
-        "postgresql:///deckhand?host={}&port={}&user=postgres",
-        cluster.socket().display(),
-        cluster.port()
-    );
+    let url = cluster::database_url(cluster);
     // The last server is this tree's: it migrates, seeds the catalog and mints the PAT, so an
     // older baseline serves a schema it may not have made (its migrations are a prefix).
     let Some(Server {
@@ -597,11 +583,8 @@ fn serve_and_drive(
     ceiling: f64,
     targets: &Targets<'_>,
 ) -> Result<Vec<Row>> {
-    let mut process = serve_command(&server.binary, url, pooler, targets.address)
-        .stderr(fs::File::create(log)?)
-        .spawn()
-        .context("starting the server")?;
-    let result = (|| {
+    let command = serve_command(&server.binary, url, pooler, targets.address);
+    cluster::with_server(command, log, |process| {
         let processes = Processes {
             server: process.id(),
             database: cluster
@@ -609,20 +592,8 @@ fn serve_and_drive(
                 .context("the cluster's postmaster.pid is unreadable")?,
             pooler: pooler.and_then(PgBouncer::pid),
         };
-        drive(
-            cluster,
-            &mut process,
-            &processes,
-            oha,
-            options,
-            ceiling,
-            targets,
-        )
-    })();
-    // The server is ours: stop exactly it.
-    let _ = process.kill();
-    let _ = process.wait();
-    result
+        drive(cluster, process, &processes, oha, options, ceiling, targets)
+    })
 }
 
 /// `binary serve` on the seeded database at `url` (through `pooler` when given), listening
@@ -839,6 +810,36 @@ fn drive(
     targets: &Targets<'_>,
 ) -> Result<Vec<Row>> {
     wait_for_health(server, targets.address)?;
+    let cases = cases(targets)?;
+    // The ceilings only, when just the resolve step is wanted.
+    let measured_cases = if options.resolve_only {
+        &cases[..1]
+    } else {
+        &cases[..]
+    };
+    print_header(pgbench_rate);
+    let mut rows = at_peak(
+        cluster,
+        processes,
+        oha,
+        options,
+        pgbench_rate,
+        measured_cases,
+    )?;
+    at_half_peak(cluster, oha, options, pgbench_rate, &cases, &mut rows)?;
+    resolve_one_at_a_time(cluster, oha, pgbench_rate, targets, &mut rows)?;
+    card_stats_one_at_a_time(oha, pgbench_rate, targets, &mut rows)?;
+    print_server_memory(server)?;
+    Ok(rows)
+}
+
+/// `items` as owned arguments of oha.
+fn args(items: &[&str]) -> Vec<String> {
+    items.iter().map(|item| (*item).to_owned()).collect()
+}
+
+/// Every measured request shape, `/healthz` (the HTTP ceiling) first.
+fn cases(targets: &Targets<'_>) -> Result<Vec<Case>> {
     let Targets {
         base,
         bearer,
@@ -847,8 +848,7 @@ fn drive(
     } = targets;
     let list = format!("{base}{API}/decks?limit=20");
     let detail = format!("{base}{API}/decks/{detail_id}");
-    let args = |items: &[&str]| items.iter().map(|item| (*item).to_owned()).collect();
-    let cases = [
+    Ok(vec![
         Case {
             name: HEALTHZ,
             goal: None,
@@ -959,15 +959,11 @@ fn drive(
             goal: None,
             oha: args(&["-H", bearer, &format!("{base}{API}/events?limit=100")]),
         },
-    ];
-    // The ceilings only, when just the resolve step is wanted.
-    let measured_cases = if options.resolve_only {
-        &cases[..1]
-    } else {
-        &cases[..]
-    };
-    let concurrency = options.connections.to_string();
-    let seconds = format!("{}s", options.seconds);
+    ])
+}
+
+/// The head of the printed table, and its first row: the database's own ceiling.
+fn print_header(pgbench_rate: f64) {
     println!(
         "\n{:<24} {:>9} {:>9} {:>9} {:>7} {:>6} {:>8} {:>14} {:>10} {}",
         "request",
@@ -985,10 +981,23 @@ fn drive(
         "{:<24} {:>9.0} {:>9} {:>9} {:>7} {:>6} {:>8} {:>14} {:>10}",
         "pgbench -S", pgbench_rate, "-", "-", "-", "1.00", "-", "-", "1"
     );
+}
+
+/// Each case at its peak rate (`--connections` for `--seconds`), with the statements and CPU
+/// it costs per request, and the history the write cases add.
+fn at_peak(
+    cluster: &Cluster,
+    processes: &Processes,
+    oha: &Path,
+    options: &Options,
+    pgbench_rate: f64,
+    cases: &[Case],
+) -> Result<Vec<Row>> {
+    let concurrency = options.connections.to_string();
+    let seconds = format!("{}s", options.seconds);
     let history_before = history(cluster)?;
     let mut rows = Vec::new();
-    let mut peaks = Vec::new();
-    for case in measured_cases {
+    for case in cases {
         let mut oha_args = vec![
             "-c".to_owned(),
             concurrency.clone(),
@@ -1011,7 +1020,6 @@ fn drive(
         // `/healthz` is measured first: its own row is its own ceiling.
         let http = http_ceiling(&rows).or(Some(row.measured.rate));
         print_row(&row, pgbench_rate, http);
-        peaks.push((case.name, row.measured.rate));
         rows.push(row);
     }
     let history_after = history(cluster)?;
@@ -1022,8 +1030,20 @@ fn drive(
             (history_after.bytes - history_before.bytes) / records
         );
     }
+    Ok(rows)
+}
 
-    // Latency at half the peak rate: what a client sees when the service is not saturated.
+/// Latency at half the peak rate: what a client sees when the service is not saturated.
+fn at_half_peak(
+    cluster: &Cluster,
+    oha: &Path,
+    options: &Options,
+    pgbench_rate: f64,
+    cases: &[Case],
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let concurrency = options.connections.to_string();
+    let seconds = format!("{}s", options.seconds);
     let half_peak: &[(&str, usize)] = if options.resolve_only {
         &[]
     } else {
@@ -1041,7 +1061,7 @@ fn drive(
         println!("\nat half the peak rate, after VACUUM ANALYZE and CHECKPOINT (goal p99 < 5 ms):");
     }
     for &(_, index) in half_peak {
-        let half = (peaks[index].1 / 2.0).max(1.0);
+        let half = (rows[index].measured.rate / 2.0).max(1.0);
         let mut oha_args = vec![
             "-c".to_owned(),
             concurrency.clone(),
@@ -1062,11 +1082,21 @@ fn drive(
             statements: None,
             cpu: None,
         };
-        print_row(&row, pgbench_rate, http_ceiling(&rows));
+        print_row(&row, pgbench_rate, http_ceiling(rows));
         rows.push(row);
     }
+    Ok(())
+}
 
-    // One request at a time: the latency of a resolution of 1000 identifiers (goal < 20 ms).
+/// One request at a time: the latency of a resolution of 1000 identifiers (goal < 20 ms).
+fn resolve_one_at_a_time(
+    cluster: &Cluster,
+    oha: &Path,
+    pgbench_rate: f64,
+    targets: &Targets<'_>,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let base = targets.base;
     statements(cluster)?;
     let resolve = run_oha(
         oha,
@@ -1093,11 +1123,20 @@ fn drive(
         statements: Some(per_request),
         cpu: None,
     };
-    print_row(&row, pgbench_rate, http_ceiling(&rows));
+    print_row(&row, pgbench_rate, http_ceiling(rows));
     rows.push(row);
+    Ok(())
+}
 
-    // One request at a time: a card's statistics, of a card in a tenth of the decks (goal
-    // p99 < 20 ms), with the figures as fresh as the contract asks (at most 60 s old).
+/// One request at a time: a card's statistics, of a card in a tenth of the decks (goal
+/// p99 < 20 ms), with the figures as fresh as the contract asks (at most 60 s old).
+fn card_stats_one_at_a_time(
+    oha: &Path,
+    pgbench_rate: f64,
+    targets: &Targets<'_>,
+    rows: &mut Vec<Row>,
+) -> Result<()> {
+    let base = targets.base;
     let stats = run_oha(
         oha,
         &args(&[
@@ -1116,9 +1155,13 @@ fn drive(
         statements: None,
         cpu: None,
     };
-    print_row(&row, pgbench_rate, http_ceiling(&rows));
+    print_row(&row, pgbench_rate, http_ceiling(rows));
     rows.push(row);
+    Ok(())
+}
 
+/// The server's peak and current resident memory (goal < 150 MB).
+fn print_server_memory(server: &Child) -> Result<()> {
     let status = fs::read_to_string(format!("/proc/{}/status", server.id()))?;
     let field = |name: &str| {
         status
@@ -1131,7 +1174,7 @@ fn drive(
         field("VmHWM:"),
         field("VmRSS:")
     );
-    Ok(rows)
+    Ok(())
 }
 
 /// The CPU columns of the printed table: milliseconds per request of the server, the database

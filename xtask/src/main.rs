@@ -6,6 +6,7 @@
 mod api_compat;
 mod chart;
 mod client;
+mod cluster;
 mod cpu;
 mod doc_map;
 mod fixtures;

@@ -97,6 +97,11 @@ impl Cluster {
         }
     }
 
+    /// The directory holding the cluster's data, socket, lock and log (`postgres.log`).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// The server's port: of its Unix socket (`port=` of a URL, `-p` of the client tools) and,
     /// when it listens on TCP, of `127.0.0.1`.
     pub fn port(&self) -> u16 {

@@ -30,8 +30,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
-use crate::cargo;
 use crate::chart::{self, Panel, Series};
+use crate::cluster;
 use crate::lanes;
 use crate::loadtest::SECRET_KEY;
 use crate::local::{
@@ -165,31 +165,17 @@ struct Window {
 
 pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     let started = Instant::now();
-    let deckhand = match &options.binary {
-        Some(binary) => binary.clone(),
-        None => {
-            cargo(root, &["build", "--release", "--locked", "-p", "deckhand"])?;
-            target.join("release/deckhand")
-        }
-    };
+    let deckhand = cluster::server_binary(root, target, options.binary.as_ref())?;
     if !deckhand.is_file() {
         bail!("{} is missing", deckhand.display());
     }
     let oha = local::oha(root)?;
     let work = target.join("soak");
     fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let cluster_dir = target.join("soak-pg");
-    let cluster = Cluster::at(cluster_dir.clone());
-    cluster.stop()?;
-    if cluster_dir.exists() {
-        fs::remove_dir_all(&cluster_dir)
-            .with_context(|| format!("removing {}", cluster_dir.display()))?;
-    }
-    cluster.start()?;
-    let result = seed_and_serve(root, &cluster, &deckhand, &oha, &work, options);
-    if let Err(err) = cluster.stop() {
-        eprintln!("warning: could not stop the soak cluster: {err:#}");
-    }
+    let cluster = Cluster::at(target.join("soak-pg"));
+    let result = cluster::on_fresh_cluster(&cluster, "", "soak", |cluster| {
+        seed_and_serve(root, cluster, &deckhand, &oha, &work, options)
+    });
     println!("total time {:.0}s", started.elapsed().as_secs_f64());
     result
 }
@@ -202,10 +188,7 @@ fn seed_and_serve(
     work: &Path,
     options: &Options,
 ) -> Result<()> {
-    let url = format!(
-        "postgresql:///deckhand?host={}&user=postgres",
-        cluster.socket().display()
-    );
+    let url = cluster::database_url(cluster);
     psql(cluster, "postgres", &["-c", "CREATE DATABASE deckhand"])?;
     local::deckhand(deckhand, &url, SECRET_KEY, &["migrate"])?;
     local::seed(
@@ -220,29 +203,25 @@ fn seed_and_serve(
     println!("seeded {0} decks and {0} events", options.decks);
     let address = free_address()?;
     let log = work.join("server.log");
-    let mut server = Command::new(deckhand)
+    let mut command = Command::new(deckhand);
+    command
         .args(["serve", "--no-migrate"])
         .env("DATABASE_URL", &url)
         .env("DECKHAND_SECRET_KEY", SECRET_KEY)
         .env("DECKHAND_BIND", &address)
         .envs(SETTINGS)
         .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(fs::File::create(&log)?)
-        .spawn()
-        .context("starting the server")?;
-    let result = wait_for_health(&mut server, &address).and_then(|()| {
+        .stdout(Stdio::null());
+    cluster::with_server(command, &log, |server| {
+        wait_for_health(server, &address)?;
         let admin = |args: &[&str]| {
             let mut full = vec!["admin"];
             full.extend_from_slice(args);
             local::deckhand(deckhand, &url, SECRET_KEY, &full)
         };
-        soak(cluster, &server, oha, work, options, &address, &admin)
-    });
-    // The server is ours: stop exactly it.
-    let _ = server.kill();
-    let _ = server.wait();
-    result.with_context(|| format!("the server's log is {}", log.display()))
+        soak(cluster, server, oha, work, options, &address, &admin)
+    })
+    .with_context(|| format!("the server's log is {}", log.display()))
 }
 
 /// An oha lane: its name and the arguments that say what it requests.
