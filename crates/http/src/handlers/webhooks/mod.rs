@@ -45,79 +45,78 @@ pub(crate) struct DeliveryPath {
     pub(crate) delivery_id: Uuid,
 }
 
-/// An endpoint to register.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({
-    "url": "https://hooks.example.com/deckhand", "types": ["deck.*"], "games": ["mtg"],
-    "description": "Mirror of our decks"
-}))]
-pub struct NewWebhookBody {
-    /// `https://` URL resolving only to public addresses. Required.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    url: Option<String>,
-    /// Event types, exact (`deck.updated`) or by prefix (`deck.*`); `["*"]` or absent: every
-    /// type.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    types: Option<Vec<String>>,
-    /// Game slugs within the partner's game scopes; absent or `["*"]`: the partner's game
-    /// scopes.
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    games: Option<Vec<String>>,
-    /// At most 500 characters, or null.
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
-    description: Option<Option<String>>,
-}
-
-impl From<NewWebhookBody> for EndpointDraft {
-    fn from(body: NewWebhookBody) -> Self {
-        Self {
-            url: body.url,
-            types: body.types,
-            games: body.games,
-            description: body.description,
-            enabled: None,
+/// A body of an endpoint's create or PATCH: the fields both take, declared here once, then
+/// `$name`'s own; and the [`EndpointDraft`] it asks for, whose `enabled` is `$enabled` of the
+/// body `$body`.
+macro_rules! webhook_body {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident {
+            $($(#[$field_meta:meta])* $field:ident: $ty:ty,)*
         }
-    }
-}
-
-/// Changes to an endpoint; absent fields stay as they are.
-#[derive(Debug, Default, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-#[schema(example = json!({"enabled": true}))]
-pub struct WebhookPatchBody {
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    url: Option<String>,
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    types: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    games: Option<Vec<String>>,
-    #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<String>)]
-    description: Option<Option<String>>,
-    /// `true` enables a disabled endpoint again (its failure count starts over).
-    #[serde(default, deserialize_with = "present")]
-    #[schema(nullable = false)]
-    enabled: Option<bool>,
-}
-
-impl From<WebhookPatchBody> for EndpointDraft {
-    fn from(body: WebhookPatchBody) -> Self {
-        Self {
-            url: body.url,
-            types: body.types,
-            games: body.games,
-            description: body.description,
-            enabled: body.enabled,
+        enabled: |$body:ident| $enabled:expr
+    ) => {
+        $(#[$meta])*
+        pub struct $name {
+            /// `https://` URL resolving only to public addresses. Required on create.
+            #[serde(default, deserialize_with = "present")]
+            #[schema(nullable = false)]
+            url: Option<String>,
+            /// Event types, exact (`deck.updated`) or by prefix (`deck.*`); `["*"]` or absent
+            /// on create: every type.
+            #[serde(default, deserialize_with = "present")]
+            #[schema(nullable = false)]
+            types: Option<Vec<String>>,
+            /// Game slugs within the partner's game scopes; absent on create or `["*"]`: the
+            /// partner's game scopes.
+            #[serde(default, deserialize_with = "present")]
+            #[schema(nullable = false)]
+            games: Option<Vec<String>>,
+            /// At most 500 characters, or null.
+            #[serde(default, deserialize_with = "nullable")]
+            #[schema(value_type = Option<String>)]
+            description: Option<Option<String>>,
+            $($(#[$field_meta])* $field: $ty,)*
         }
+
+        impl From<$name> for EndpointDraft {
+            fn from($body: $name) -> Self {
+                Self {
+                    enabled: $enabled,
+                    url: $body.url,
+                    types: $body.types,
+                    games: $body.games,
+                    description: $body.description,
+                }
+            }
+        }
+    };
+}
+
+webhook_body! {
+    /// An endpoint to register.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schema(example = json!({
+        "url": "https://hooks.example.com/deckhand", "types": ["deck.*"], "games": ["mtg"],
+        "description": "Mirror of our decks"
+    }))]
+    pub struct NewWebhookBody {}
+    enabled: |body| None
+}
+
+webhook_body! {
+    /// Changes to an endpoint; absent fields stay as they are.
+    #[derive(Debug, Default, Deserialize, ToSchema)]
+    #[serde(deny_unknown_fields)]
+    #[schema(example = json!({"enabled": true}))]
+    pub struct WebhookPatchBody {
+        /// `true` enables a disabled endpoint again (its failure count starts over).
+        #[serde(default, deserialize_with = "present")]
+        #[schema(nullable = false)]
+        enabled: Option<bool>,
     }
+    enabled: |body| body.enabled
 }
 
 /// A webhook endpoint (its secret is shown only when it is made or rotated).
