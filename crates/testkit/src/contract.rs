@@ -158,7 +158,7 @@ macro_rules! repository_contract_suite {
     };
 }
 
-pub type Outcome = anyhow::Result<()>;
+pub use support::Outcome;
 
 mod card_search;
 pub use card_search::*;

@@ -14,7 +14,7 @@ use deckhand_domain::ports::Repositories;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::Outcome;
+use super::support::Outcome;
 use crate::fixtures::{deck, now, revision_of, update_to, user};
 
 /// Three cards, in the order of their ids (ties in "played with" are broken by id).

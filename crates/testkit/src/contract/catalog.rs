@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::fixtures::printing;
 
-use super::Outcome;
+use super::support::Outcome;
 
 /// The rows the catalog migration seeds, identical in every store.
 pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {

@@ -18,7 +18,7 @@ use deckhand_domain::ports::Repositories;
 use serde_json::json;
 use uuid::Uuid;
 
-use super::Outcome;
+use super::support::Outcome;
 use crate::fixtures::{now, origin, user};
 
 fn card(n: u128, name: &str, set: &str, number: &str) -> CollectionCard {

@@ -15,8 +15,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{deck, now, revision_of, user};
 
-use super::Outcome;
-use super::support::{anyone, list_query, names};
+use super::support::{Outcome, anyone, list_query, names};
 
 fn archive(at: time::OffsetDateTime) -> Reviser {
     Box::new(move |deck: &Deck| {

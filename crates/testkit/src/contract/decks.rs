@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{self, deck, now, revision_of, update_to, user};
 
-use super::Outcome;
+use super::support::Outcome;
 
 pub async fn decks_round_trip_and_start_at_version_one(repos: &Repositories) -> Outcome {
     let alice = user("alice");

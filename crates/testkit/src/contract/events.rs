@@ -16,7 +16,7 @@ use deckhand_domain::sideboards::{Difficulty, MatchupContent, MatchupId};
 use serde_json::json;
 use uuid::Uuid;
 
-use super::Outcome;
+use super::support::Outcome;
 use crate::fixtures::{self, deck, now, origin, revision_of, update_to, user};
 
 /// Every event after `sequence`, in order.

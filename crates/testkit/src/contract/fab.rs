@@ -6,7 +6,7 @@ use deckhand_domain::catalog::source::{FabCard, fab_entries, pitch_color, pitche
 use deckhand_domain::catalog::{CatalogCounts, CatalogEntry, Game, PrintingKeys, name_key};
 use deckhand_domain::ports::Repositories;
 
-use super::Outcome;
+use super::support::Outcome;
 use crate::fixtures::now;
 
 /// Lines of `@flesh-and-blood/cards` 3.8.6, unchanged (`crates/app/data/make_fab_demo.py`).

@@ -10,8 +10,7 @@ use deckhand_domain::ports::Repositories;
 
 use crate::fixtures::{deck, now, revision_of, update_to, user};
 
-use super::Outcome;
-use super::support::{list_query, names};
+use super::support::{Outcome, list_query, names};
 
 /// A fork of `source` at `version` by `owner`, named `name`.
 fn fork_of(owner: &User, source: DeckId, version: i32, name: &str) -> NewDeck {

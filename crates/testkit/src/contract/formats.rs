@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use crate::fixtures::printing;
 
-use super::Outcome;
+use super::support::Outcome;
 
 pub async fn formats_carry_their_deck_rules(repos: &Repositories) -> Outcome {
     let formats = repos.catalog.formats("mtg").await?;

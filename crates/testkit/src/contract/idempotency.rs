@@ -8,8 +8,7 @@ use time::macros::datetime;
 
 use crate::fixtures::now;
 
-use super::Outcome;
-use super::support::{claim_request, key_claim};
+use super::support::{Outcome, claim_request, key_claim};
 
 fn created(body: &str) -> StoredResponse {
     StoredResponse {

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{now, pat_for, user, username};
 
-use super::Outcome;
+use super::support::Outcome;
 
 pub async fn users_are_found_by_id_and_by_username(repos: &Repositories) -> Outcome {
     let alice = user("alice");

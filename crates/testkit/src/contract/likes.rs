@@ -10,8 +10,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{self, deck, now, user};
 
-use super::Outcome;
-use super::support::{guide_query, list_query};
+use super::support::{Outcome, guide_query, list_query};
 
 pub async fn deck_likes_count_once_per_user_and_follow_the_sort(repos: &Repositories) -> Outcome {
     let (alice, bob) = (user("alice"), user("bob"));

@@ -13,10 +13,9 @@ use uuid::Uuid;
 
 use crate::fixtures::{now, partner_for, user};
 
-use super::Outcome;
 use super::support::{
-    code_for, grant_for, oauth_client_for, oauth_setup, refresh_of, start_grant, started_grant,
-    tokens_for,
+    Outcome, code_for, grant_for, oauth_client_for, oauth_setup, refresh_of, start_grant,
+    started_grant, tokens_for,
 };
 
 pub async fn oauth_clients_round_trip_with_their_partner(repos: &Repositories) -> Outcome {

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{api_key_for, now, partner_for, user};
 
-use super::Outcome;
+use super::support::Outcome;
 
 pub async fn partners_round_trip_every_field(repos: &Repositories) -> Outcome {
     let alice = user("alice");

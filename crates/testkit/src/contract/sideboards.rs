@@ -14,8 +14,7 @@ use uuid::Uuid;
 
 use crate::fixtures::{self, deck, guide_archived, matchup, now, user};
 
-use super::Outcome;
-use super::support::{guide_query, list_query, names};
+use super::support::{Outcome, guide_query, list_query, names};
 
 fn guide_names(page: &Page<SideboardGuide>) -> Vec<String> {
     page.items

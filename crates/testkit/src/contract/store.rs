@@ -8,8 +8,9 @@ use deckhand_domain::ports::Repositories;
 
 use crate::fixtures::{deck, now};
 
-use super::Outcome;
-use super::support::{anyone, claim_request, key_claim, oauth_setup, refresh_of, started_grant};
+use super::support::{
+    Outcome, anyone, claim_request, key_claim, oauth_setup, refresh_of, started_grant,
+};
 
 pub async fn the_store_answers_a_ping(repos: &Repositories) -> Outcome {
     repos.health.ping().await

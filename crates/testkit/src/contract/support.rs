@@ -20,6 +20,9 @@ use uuid::Uuid;
 
 use crate::fixtures::{now, partner_for, user};
 
+/// What a contract returns: `Ok` when the store kept its promise.
+pub type Outcome = anyhow::Result<()>;
+
 pub(super) fn list_query(viewer: Option<UserId>) -> DeckQuery {
     DeckQuery {
         game: "mtg".into(),

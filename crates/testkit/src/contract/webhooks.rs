@@ -14,7 +14,7 @@ use deckhand_domain::webhooks::{
 };
 use uuid::Uuid;
 
-use super::Outcome;
+use super::support::Outcome;
 use crate::fixtures::{deck, now, partner_for, user, webhook_endpoint as endpoint};
 
 async fn a_partner(repos: &Repositories, owner: &str, slug: &str) -> anyhow::Result<Partner> {
