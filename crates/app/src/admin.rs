@@ -3,8 +3,6 @@
 
 use deckhand_domain::Services;
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::cli::{AdminCommand, DemoCommand};
 
@@ -12,6 +10,7 @@ mod api_keys;
 mod catalog;
 mod formats;
 mod oauth_clients;
+mod output;
 mod partners;
 mod pats;
 mod sign;
@@ -37,9 +36,4 @@ pub async fn execute(services: &Services, command: AdminCommand) -> anyhow::Resu
             Ok(serde_json::to_value(demo)?)
         }
     }
-}
-
-/// An instant as the admin commands print it (RFC 3339, UTC).
-fn rfc3339(at: OffsetDateTime) -> anyhow::Result<String> {
-    Ok(at.format(&Rfc3339)?)
 }

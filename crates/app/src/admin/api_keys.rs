@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::cli::ApiKeyCommand;
 
-use super::rfc3339;
+use super::output::rfc3339;
 
 pub(super) async fn execute(services: &Services, command: ApiKeyCommand) -> anyhow::Result<Value> {
     match command {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::cli::PartnerCommand;
 
-use super::rfc3339;
+use super::output::rfc3339;
 
 pub(super) async fn execute(services: &Services, command: PartnerCommand) -> anyhow::Result<Value> {
     match command {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::cli::WebhookCommand;
 
-use super::rfc3339;
+use super::output::rfc3339;
 
 pub(super) async fn execute(services: &Services, command: WebhookCommand) -> anyhow::Result<Value> {
     match command {
