@@ -19,10 +19,8 @@ use deckhand_domain::catalog::{
 };
 use deckhand_domain::events::EventRecord;
 use deckhand_domain::formats::{CardFacts, Legality};
-use diesel::expression::SqlLiteral;
 use diesel::prelude::*;
-use diesel::sql_types::{Array, BigInt, Bool, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
-use diesel::upsert::excluded;
+use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use uuid::Uuid;
@@ -32,7 +30,7 @@ use crate::pool::{Pool, checkout};
 use crate::schema::{catalog_cards, catalog_printings, game_sections, games};
 use crate::statement::{Bind, Statement};
 
-/// Rows per INSERT: well under PostgreSQL's 65535 bind parameters at 16 columns a row.
+/// Entries per upsert of cards and printings (each column bound as one array).
 const ROWS_PER_STATEMENT: usize = 1000;
 
 #[derive(Debug, Queryable, Selectable)]
@@ -51,64 +49,6 @@ struct SectionRow {
     label: String,
     counted: bool,
     featured_slot: Option<String>,
-}
-
-#[derive(Debug, Insertable)]
-#[diesel(table_name = catalog_cards)]
-struct CardRow<'a> {
-    game: &'a str,
-    card_id: Uuid,
-    name: &'a str,
-    face_names: &'a [String],
-    name_key: String,
-    front_face_key: String,
-    type_line: &'a str,
-    color_identity: &'a [String],
-}
-
-#[derive(Debug, Insertable)]
-#[diesel(table_name = catalog_printings)]
-struct PrintingRow {
-    game: String,
-    variant_id: Uuid,
-    card_id: Uuid,
-    name: String,
-    set: String,
-    collector_number: String,
-    type_line: String,
-    image_url: Option<String>,
-    colors: Vec<String>,
-    catalog_a_id: Option<String>,
-    catalog_b_id: Option<String>,
-    catalog_c_id: Option<String>,
-    lang: String,
-    released_at: Option<time::Date>,
-    preference: i16,
-    legalities: serde_json::Value,
-}
-
-impl PrintingRow {
-    fn new(game: &str, entry: &CatalogEntry) -> anyhow::Result<Self> {
-        let printing = &entry.printing;
-        Ok(Self {
-            game: game.to_owned(),
-            variant_id: printing.variant_id,
-            card_id: printing.card_id,
-            name: printing.name.clone(),
-            set: printing.set.clone(),
-            collector_number: printing.collector_number.clone(),
-            type_line: printing.type_line.clone(),
-            image_url: printing.image_url.clone(),
-            colors: printing.colors.clone(),
-            catalog_a_id: printing.catalog_a_id.clone(),
-            catalog_b_id: printing.catalog_b_id.clone(),
-            catalog_c_id: printing.catalog_c_id.clone(),
-            lang: entry.lang.clone(),
-            released_at: entry.released_at,
-            preference: entry.preference.as_i16(),
-            legalities: serde_json::to_value(&*entry.legalities)?,
-        })
-    }
 }
 
 /// The columns of an [`EntryRow`]: printing `p` and its card `c`. Legalities come as text, read
@@ -323,21 +263,131 @@ async fn load_games(conn: &mut AsyncPgConnection) -> QueryResult<Vec<Game>> {
         .collect())
 }
 
-/// The `WHERE` of an upsert's `DO UPDATE` that leaves a row alone when the file says what it
-/// already holds: a re-import then rewrites no row and leaves no dead one behind.
-fn changed(table: &str, columns: &[&str]) -> SqlLiteral<Bool> {
-    let list = |prefix: &str| {
-        columns
-            .iter()
-            .map(|column| format!("{prefix}.{column}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    diesel::dsl::sql(&format!(
-        "({}) IS DISTINCT FROM ({})",
-        list(table),
-        list("excluded")
-    ))
+/// Upserts a batch's cards, a column per array: a statement of eight binds whatever the batch's
+/// size, prepared once per connection, where a multi-row `VALUES` bound a parameter per column
+/// and row that the server parsed and bound anew each batch (docs/benchmarks.md, "Catalog
+/// import"). An array column comes as the text of its array literal ([`array_literal`]), since
+/// `unnest` of a two-dimensional array would flatten it. `DO UPDATE` runs only when the file
+/// says something the row does not hold: a re-import then rewrites no row and leaves no dead
+/// one behind.
+const UPSERT_CARDS: &str = "\
+INSERT INTO catalog_cards (game, card_id, name, face_names, name_key, front_face_key, type_line,
+                           color_identity)
+SELECT $1, k.card_id, k.name, k.face_names::text[], k.name_key, k.front_face_key, k.type_line,
+       k.color_identity::text[]
+FROM unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+    AS k(card_id, name, face_names, name_key, front_face_key, type_line, color_identity)
+ON CONFLICT (game, card_id) DO UPDATE SET name = excluded.name,
+    face_names = excluded.face_names, name_key = excluded.name_key,
+    front_face_key = excluded.front_face_key, type_line = excluded.type_line,
+    color_identity = excluded.color_identity
+WHERE (catalog_cards.name, catalog_cards.face_names, catalog_cards.name_key,
+       catalog_cards.front_face_key, catalog_cards.type_line, catalog_cards.color_identity)
+    IS DISTINCT FROM (excluded.name, excluded.face_names, excluded.name_key,
+                      excluded.front_face_key, excluded.type_line, excluded.color_identity)";
+
+/// Upserts a batch's printings, a column per array, as [`UPSERT_CARDS`] does its cards; the
+/// day comes as `YYYY-MM-DD` and the legalities as JSON text.
+const UPSERT_PRINTINGS: &str = "\
+INSERT INTO catalog_printings (game, variant_id, card_id, name, set, collector_number, type_line,
+                               image_url, colors, catalog_a_id, catalog_b_id, catalog_c_id, lang,
+                               released_at, preference, legalities)
+SELECT $1, k.variant_id, k.card_id, k.name, k.set, k.collector_number, k.type_line, k.image_url,
+       k.colors::text[], k.catalog_a_id, k.catalog_b_id, k.catalog_c_id, k.lang,
+       k.released_at::date, k.preference::smallint, k.legalities::jsonb
+FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+            $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[],
+            $15::int8[], $16::text[])
+    AS k(variant_id, card_id, name, set, collector_number, type_line, image_url, colors,
+         catalog_a_id, catalog_b_id, catalog_c_id, lang, released_at, preference, legalities)
+ON CONFLICT (game, variant_id) DO UPDATE SET card_id = excluded.card_id, name = excluded.name,
+    set = excluded.set, collector_number = excluded.collector_number,
+    type_line = excluded.type_line, image_url = excluded.image_url, colors = excluded.colors,
+    catalog_a_id = excluded.catalog_a_id, catalog_b_id = excluded.catalog_b_id,
+    catalog_c_id = excluded.catalog_c_id, lang = excluded.lang,
+    released_at = excluded.released_at, preference = excluded.preference,
+    legalities = excluded.legalities
+WHERE (catalog_printings.card_id, catalog_printings.name, catalog_printings.set,
+       catalog_printings.collector_number, catalog_printings.type_line,
+       catalog_printings.image_url, catalog_printings.colors, catalog_printings.catalog_a_id,
+       catalog_printings.catalog_b_id, catalog_printings.catalog_c_id, catalog_printings.lang,
+       catalog_printings.released_at, catalog_printings.preference, catalog_printings.legalities)
+    IS DISTINCT FROM (excluded.card_id, excluded.name, excluded.set, excluded.collector_number,
+                      excluded.type_line, excluded.image_url, excluded.colors,
+                      excluded.catalog_a_id, excluded.catalog_b_id, excluded.catalog_c_id,
+                      excluded.lang, excluded.released_at, excluded.preference,
+                      excluded.legalities)";
+
+/// The text of a `text[]` literal holding `items`: each element quoted, `"` and `\` escaped,
+/// so that any text (an empty one, `NULL`, a comma) reads back as itself.
+fn array_literal(items: &[String]) -> String {
+    let mut literal = String::from("{");
+    for (position, item) in items.iter().enumerate() {
+        if position > 0 {
+            literal.push(',');
+        }
+        literal.push('"');
+        for character in item.chars() {
+            if matches!(character, '"' | '\\') {
+                literal.push('\\');
+            }
+            literal.push(character);
+        }
+        literal.push('"');
+    }
+    literal.push('}');
+    literal
+}
+
+/// The binds of [`UPSERT_CARDS`], one element per card.
+fn card_binds(game: &str, cards: &[&CatalogEntry]) -> Vec<Bind> {
+    let column = |value: fn(&CatalogEntry) -> String| cards.iter().map(|e| value(e)).collect();
+    vec![
+        Bind::Text(game.to_owned()),
+        Bind::Uuids(cards.iter().map(|entry| entry.printing.card_id).collect()),
+        Bind::Texts(column(|entry| entry.printing.name.clone())),
+        Bind::Texts(column(|entry| array_literal(&entry.face_names))),
+        Bind::Texts(column(|entry| name_key(&entry.printing.name))),
+        Bind::Texts(column(|entry| name_key(entry.front_face_name()))),
+        Bind::Texts(column(|entry| entry.printing.type_line.clone())),
+        Bind::Texts(column(|entry| array_literal(&entry.color_identity))),
+    ]
+}
+
+/// The binds of [`UPSERT_PRINTINGS`], one element per printing.
+fn printing_binds(game: &str, printings: &[&CatalogEntry]) -> anyhow::Result<Vec<Bind>> {
+    let texts = |value: fn(&CatalogEntry) -> String| printings.iter().map(|e| value(e)).collect();
+    let optional =
+        |value: fn(&CatalogEntry) -> Option<String>| printings.iter().map(|e| value(e)).collect();
+    let legalities = printings
+        .iter()
+        .map(|entry| serde_json::to_string(&*entry.legalities))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(vec![
+        Bind::Text(game.to_owned()),
+        Bind::Uuids(printings.iter().map(|e| e.printing.variant_id).collect()),
+        Bind::Uuids(printings.iter().map(|e| e.printing.card_id).collect()),
+        Bind::Texts(texts(|entry| entry.printing.name.clone())),
+        Bind::Texts(texts(|entry| entry.printing.set.clone())),
+        Bind::Texts(texts(|entry| entry.printing.collector_number.clone())),
+        Bind::Texts(texts(|entry| entry.printing.type_line.clone())),
+        Bind::OptionalTexts(optional(|entry| entry.printing.image_url.clone())),
+        Bind::Texts(texts(|entry| array_literal(&entry.printing.colors))),
+        Bind::OptionalTexts(optional(|entry| entry.printing.catalog_a_id.clone())),
+        Bind::OptionalTexts(optional(|entry| entry.printing.catalog_b_id.clone())),
+        Bind::OptionalTexts(optional(|entry| entry.printing.catalog_c_id.clone())),
+        Bind::Texts(texts(|entry| entry.lang.clone())),
+        Bind::OptionalTexts(optional(|entry| {
+            entry.released_at.map(|day| day.to_string())
+        })),
+        Bind::OptionalInts(
+            printings
+                .iter()
+                .map(|entry| Some(i64::from(entry.preference.as_i16())))
+                .collect(),
+        ),
+        Bind::Texts(legalities),
+    ])
 }
 
 async fn upsert_chunk(
@@ -346,8 +396,6 @@ async fn upsert_chunk(
     entries: &[CatalogEntry],
     imported_at: time::OffsetDateTime,
 ) -> anyhow::Result<()> {
-    // The `WHERE` of an upsert's `DO UPDATE` (a table's `filter` is `QueryDsl`'s).
-    use diesel::query_dsl::methods::FilterDsl as _;
     // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
     let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     let mut printings: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
@@ -360,95 +408,18 @@ async fn upsert_chunk(
             speaking.insert(entry.printing.card_id, entry);
         }
     }
-    let card_rows: Vec<CardRow<'_>> = cards
-        .values()
-        .map(|entry| CardRow {
-            game,
-            card_id: entry.printing.card_id,
-            name: &entry.printing.name,
-            face_names: &entry.face_names,
-            name_key: name_key(&entry.printing.name),
-            front_face_key: name_key(entry.front_face_name()),
-            type_line: &entry.printing.type_line,
-            color_identity: &entry.color_identity,
-        })
-        .collect();
-    let printing_rows = printings
-        .values()
-        .map(|entry| PrintingRow::new(game, entry))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    diesel::insert_into(catalog_cards::table)
-        .values(&card_rows)
-        .on_conflict((catalog_cards::game, catalog_cards::card_id))
-        .do_update()
-        .set((
-            catalog_cards::name.eq(excluded(catalog_cards::name)),
-            catalog_cards::face_names.eq(excluded(catalog_cards::face_names)),
-            catalog_cards::name_key.eq(excluded(catalog_cards::name_key)),
-            catalog_cards::front_face_key.eq(excluded(catalog_cards::front_face_key)),
-            catalog_cards::type_line.eq(excluded(catalog_cards::type_line)),
-            catalog_cards::color_identity.eq(excluded(catalog_cards::color_identity)),
-        ))
-        .filter(changed(
-            "catalog_cards",
-            &[
-                "name",
-                "face_names",
-                "name_key",
-                "front_face_key",
-                "type_line",
-                "color_identity",
-            ],
-        ))
+    let cards: Vec<&CatalogEntry> = cards.into_values().collect();
+    Statement::new(UPSERT_CARDS, card_binds(game, &cards))
         .execute(conn)
         .await
         .map_err(error::query)
         .context("upserting catalog cards")?;
-    use catalog_printings as p;
-    diesel::insert_into(p::table)
-        .values(&printing_rows)
-        .on_conflict((p::game, p::variant_id))
-        .do_update()
-        .set((
-            p::card_id.eq(excluded(p::card_id)),
-            p::name.eq(excluded(p::name)),
-            p::set.eq(excluded(p::set)),
-            p::collector_number.eq(excluded(p::collector_number)),
-            p::type_line.eq(excluded(p::type_line)),
-            p::image_url.eq(excluded(p::image_url)),
-            p::colors.eq(excluded(p::colors)),
-            p::catalog_a_id.eq(excluded(p::catalog_a_id)),
-            p::catalog_b_id.eq(excluded(p::catalog_b_id)),
-            p::catalog_c_id.eq(excluded(p::catalog_c_id)),
-            p::lang.eq(excluded(p::lang)),
-            p::released_at.eq(excluded(p::released_at)),
-            p::preference.eq(excluded(p::preference)),
-            p::legalities.eq(excluded(p::legalities)),
-        ))
-        .filter(changed(
-            "catalog_printings",
-            &[
-                "card_id",
-                "name",
-                "set",
-                "collector_number",
-                "type_line",
-                "image_url",
-                "colors",
-                "catalog_a_id",
-                "catalog_b_id",
-                "catalog_c_id",
-                "lang",
-                "released_at",
-                "preference",
-                "legalities",
-            ],
-        ))
+    let printings: Vec<&CatalogEntry> = printings.into_values().collect();
+    Statement::new(UPSERT_PRINTINGS, printing_binds(game, &printings)?)
         .execute(conn)
         .await
         .map_err(error::query)
         .context("upserting catalog printings")?;
-    let cards: Vec<&CatalogEntry> = cards.into_values().collect();
     let speaking: Vec<&CatalogEntry> = speaking.into_values().collect();
     facts::record_imported(conn, game, &cards, &speaking, imported_at).await?;
     Ok(())
@@ -788,5 +759,26 @@ impl CatalogRepository for PgCatalog {
                 Ok((pick.clone(), row.entry.into_domain()?))
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::array_literal;
+
+    #[test]
+    fn an_array_literal_quotes_every_element() {
+        let items = |texts: &[&str]| {
+            texts
+                .iter()
+                .map(|text| (*text).to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(array_literal(&[]), "{}");
+        assert_eq!(array_literal(&items(&["W", "U"])), r#"{"W","U"}"#);
+        assert_eq!(
+            array_literal(&items(&["", "NULL", "a, b", r#"say "hi""#, r"back\slash"])),
+            r#"{"","NULL","a, b","say \"hi\"","back\\slash"}"#
+        );
     }
 }
