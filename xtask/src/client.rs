@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, Result, bail};
 
 use crate::local::{free_address, wait_for_health};
-use crate::{cargo, display, run_command};
+use crate::process::{cargo, display, run_command};
 
 const REQUIREMENTS: &str = ".ci/client-requirements.txt";
 const CONFIG: &str = "xtask/client/config.yml";

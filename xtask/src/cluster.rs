@@ -8,8 +8,8 @@ use std::process::{Child, Command};
 
 use anyhow::{Context, Result};
 
-use crate::cargo;
 use crate::pg::Cluster;
+use crate::process::cargo;
 
 /// The server binary to measure: `given`, or this tree's release build, built now.
 pub fn server_binary(root: &Path, target: &Path, given: Option<&PathBuf>) -> Result<PathBuf> {

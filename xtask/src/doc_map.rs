@@ -518,7 +518,7 @@ mod tests {
 
     #[test]
     fn the_real_map_resolves() {
-        let root = crate::workspace_root();
+        let root = crate::process::workspace_root();
         let text = std::fs::read_to_string(root.join(MAP)).unwrap_or_default();
         assert_eq!(check_doc_map(&text, &Disk(root)), Vec::<String>::new());
     }

@@ -32,7 +32,7 @@ use crate::fixtures;
 use crate::lanes::{self, Lanes};
 use crate::local::{self, free_address, get, path_text, psql, wait_for_health};
 use crate::pg::Cluster;
-use crate::{cargo, display};
+use crate::process::{cargo, display};
 
 pub struct Options {
     /// The fuzzer's seed; `None` draws one (printed, so the run replays with `--seed`).

@@ -32,7 +32,7 @@ use crate::local::{
     wait_for_health,
 };
 use crate::pg::{self, Cluster, PgBouncer};
-use crate::run_quietly;
+use crate::process::run_quietly;
 
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
 pub struct Options {

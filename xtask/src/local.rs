@@ -12,7 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::Value;
 
 use crate::pg::{self, Cluster};
-use crate::{cargo, display};
+use crate::process::{cargo, display};
 
 /// The game the loadtest and the soak drive (`mtg`, which the seed fills), under the API root.
 pub const API: &str = "/api/public/v1/games/mtg";

@@ -15,7 +15,7 @@ use std::{env, iter, thread};
 
 use anyhow::{Context, Result, bail};
 
-use crate::{display, run_command, run_quietly};
+use crate::process::{display, run_command, run_quietly};
 
 pub struct Cluster {
     dir: PathBuf,

@@ -34,7 +34,7 @@ const BANNED_TEXT: [(&str, &str); 5] = [
 
 /// Runs every check on the workspace at `root` and fails listing all problems found.
 pub fn run(root: &Path) -> Result<()> {
-    let output = crate::cargo_command(root)
+    let output = crate::process::cargo_command(root)
         .args(["metadata", "--format-version", "1"])
         .stderr(std::process::Stdio::inherit())
         .output()
@@ -407,7 +407,7 @@ mod tests {
 
     #[test]
     fn the_real_workspace_is_tidy() {
-        if let Err(err) = run(&crate::workspace_root()) {
+        if let Err(err) = run(&crate::process::workspace_root()) {
             panic!("{err:#}");
         }
     }
