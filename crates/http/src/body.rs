@@ -8,7 +8,6 @@ use actix_web::dev::Payload;
 use actix_web::web;
 use actix_web::web::{Bytes, BytesMut};
 use actix_web::{FromRequest, HttpRequest};
-use futures_util::FutureExt as _;
 use futures_util::future::LocalBoxFuture;
 use futures_util::{StreamExt as _, TryStreamExt as _};
 use serde::de::DeserializeOwned;
@@ -95,32 +94,25 @@ pub(crate) async fn within_body_timeout<T>(
         .unwrap_or_else(|_| Err(ApiError::request_timeout()))
 }
 
+/// The whole body: [`read_chunks`] gathered, so every body is read under one limit (413),
+/// one timeout (408) and one unreadable answer (400).
 pub(crate) async fn read_bytes(
     request: &HttpRequest,
     payload: &mut Payload,
 ) -> Result<Bytes, ApiError> {
-    // The app's PayloadConfig sets the limit; overflow (by Content-Length or by counting)
-    // comes back as an error whose response is a 413.
-    within_body_timeout(
-        request,
-        Bytes::from_request(request, payload).map(|read| {
-            read.map_err(|error| {
-                if error.as_response_error().status_code()
-                    == actix_web::http::StatusCode::PAYLOAD_TOO_LARGE
-                {
-                    ApiError::payload_too_large()
-                } else {
-                    ApiError::bad_request("the request body could not be read")
-                }
-            })
-        }),
-    )
-    .await
+    let mut body = BytesMut::new();
+    read_chunks(request, payload, |chunk| {
+        body.extend_from_slice(chunk);
+        Ok(())
+    })
+    .await?;
+    Ok(body.freeze())
 }
 
 /// Hands the body to `take` chunk by chunk as it arrives (decoded as its `Content-Encoding`
-/// says), holding none of it: the same limit (413), timeout (408) and unreadable answer (400)
-/// as [`read_bytes`], and a `take` error ends the read at once.
+/// says), holding none of it: over [`MAX_BODY_BYTES`] (by `Content-Length` before reading, or
+/// by counting) a 413, slower than the body timeout a 408, unreadable a 400; a `take` error
+/// ends the read at once.
 pub(crate) async fn read_chunks(
     request: &HttpRequest,
     payload: &mut Payload,
