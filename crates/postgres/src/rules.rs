@@ -9,7 +9,7 @@
 //! statements built on them are in `decks::list_query`.
 
 use deckhand_domain::catalog::is_game_slug;
-use deckhand_domain::decks::{DeckQuery, DeckSort, SortOrder};
+use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, SortOrder};
 use deckhand_domain::readable::{Reach, Readable};
 use deckhand_domain::sideboards::{GuideQuery, GuideSort};
 use time::OffsetDateTime;
@@ -46,9 +46,16 @@ pub(crate) fn trending_bump_sql(score: &str, weight: &str) -> String {
 pub(crate) struct Conditions {
     clauses: Vec<String>,
     binds: Vec<Bind>,
-    /// Whether the best plan depends on a bound value (a name pattern's selectivity), so the
-    /// page query is better planned on every run than kept as a generic plan.
+    /// Whether the best plan depends on a bound value (how common a name pattern or a card
+    /// is), so the page query is better planned on every run than kept as a generic plan.
     plan_each_run: bool,
+}
+
+/// Whether the plan of a statement sees a filter's value ([`Conditions::row_filters`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Seen {
+    ByPlan,
+    NotByPlan,
 }
 
 impl Conditions {
@@ -115,31 +122,66 @@ impl Conditions {
         }
     }
 
-    /// `column` holds `needle` anywhere, case-insensitively, its LIKE wildcards taken literally.
-    pub(crate) fn contains(&mut self, column: &str, needle: Option<&str>) {
-        if let Some(needle) = needle {
-            self.plan_each_run = true;
-            let placeholder = self.param(Bind::Text(contains_pattern(needle)));
-            self.add(format!("{column} ILIKE {placeholder}"));
+    /// A placeholder for `bind`, cast to `sql_type`, as `seen` says: written for the plan to
+    /// see (the statement is then planned on every run), or read through a scalar subquery, so
+    /// that no plan sees it and one generic plan serves every value.
+    fn value(&mut self, bind: Bind, sql_type: &str, seen: Seen) -> String {
+        let placeholder = self.param(bind);
+        match seen {
+            Seen::ByPlan => {
+                self.plan_each_run = true;
+                format!("{placeholder}::{sql_type}")
+            }
+            Seen::NotByPlan => format!("(SELECT {placeholder}::{sql_type})"),
         }
+    }
+
+    /// `column` holds `needle` anywhere, case-insensitively, its LIKE wildcards taken literally;
+    /// planned for the pattern, whose selectivity decides the best plan.
+    pub(crate) fn contains(&mut self, column: &str, needle: Option<&str>) {
+        if let Some(clause) = self.contains_clause(column, needle, Seen::ByPlan) {
+            self.add(clause);
+        }
+    }
+
+    fn contains_clause(
+        &mut self,
+        column: &str,
+        needle: Option<&str>,
+        seen: Seen,
+    ) -> Option<String> {
+        let pattern = self.value(Bind::Text(contains_pattern(needle?)), "text", seen);
+        Some(format!("{column} ILIKE {pattern}"))
     }
 
     /// The card filters (the domain's `DeckFilters::admits_cards`) over the counted cards a deck
     /// keeps in `d.card_ids` (migration 2026-11-28-000300): every card of `all_of`, none of
-    /// `none_of`, served by the GIN index `decks_card_ids`. The best plan depends on how common
-    /// the cards are (a common card's page walks the sort's index; a rare one's is picked from
-    /// the GIN index and sorted), so such a page is planned on every run.
-    pub(crate) fn cards(&mut self, all_of: &[Uuid], none_of: &[Uuid]) {
+    /// `none_of`, served by the GIN index `decks_card_ids`.
+    fn card_clauses(&mut self, all_of: &[Uuid], none_of: &[Uuid], seen: Seen) -> Vec<String> {
+        let mut clauses = Vec::new();
         if !all_of.is_empty() {
-            self.plan_each_run = true;
-            let placeholder = self.param(Bind::Uuids(all_of.to_vec()));
-            self.add(format!("d.card_ids @> {placeholder}::uuid[]"));
+            let cards = self.value(Bind::Uuids(all_of.to_vec()), "uuid[]", seen);
+            clauses.push(format!("d.card_ids @> {cards}"));
         }
         if !none_of.is_empty() {
-            self.plan_each_run = true;
-            let placeholder = self.param(Bind::Uuids(none_of.to_vec()));
-            self.add(format!("NOT d.card_ids && {placeholder}::uuid[]"));
+            let cards = self.value(Bind::Uuids(none_of.to_vec()), "uuid[]", seen);
+            clauses.push(format!("NOT d.card_ids && {cards}"));
         }
+        clauses
+    }
+
+    /// The filters of a deck list that a walk of a list's index checks deck by deck (the name
+    /// and the cards; see [`deck_conditions_but_row_filters`]), as clauses over `d`, their
+    /// values seen by the plan or not as `seen` says. How common a name or a card is decides
+    /// the best plan: planned for their values, a common card's first page walks the sort's
+    /// index, a rare one's is picked from the GIN index and sorted.
+    pub(crate) fn row_filters(&mut self, filters: &DeckFilters, seen: Seen) -> Vec<String> {
+        let mut clauses: Vec<String> = self
+            .contains_clause("d.name", filters.name_contains.as_deref(), seen)
+            .into_iter()
+            .collect();
+        clauses.extend(self.card_clauses(&filters.cards, &filters.exclude_cards, seen));
+        clauses
     }
 
     /// `column` is set (`Some(true)`) or unset (`Some(false)`).
@@ -169,16 +211,19 @@ pub(crate) fn contains_pattern(value: &str) -> String {
 }
 
 /// Which decks match `query`, whatever the sort and page, and the game as SQL (see
-/// [`Conditions::game`]), which the counter sorts repeat on `s.game`.
+/// [`Conditions::game`]), which the counter sorts repeat on `s.game`. The name and card filters
+/// are planned for their values.
 pub(crate) fn deck_conditions(query: &DeckQuery) -> (Conditions, String) {
-    let (mut conditions, game) = deck_conditions_but_name(query);
-    conditions.contains("d.name", query.filters.name_contains.as_deref());
+    let (mut conditions, game) = deck_conditions_but_row_filters(query);
+    for clause in conditions.row_filters(&query.filters, Seen::ByPlan) {
+        conditions.add(clause);
+    }
     (conditions, game)
 }
 
-/// [`deck_conditions`] without the name filter, which a walked page applies apart
-/// (`decks::list_query::walked_page_sql`).
-pub(crate) fn deck_conditions_but_name(query: &DeckQuery) -> (Conditions, String) {
+/// [`deck_conditions`] without the name and card filters ([`Conditions::row_filters`]), which a
+/// walked or gathered page applies apart (`decks::list_query`).
+pub(crate) fn deck_conditions_but_row_filters(query: &DeckQuery) -> (Conditions, String) {
     let mut conditions = Conditions::default();
     // Only `d.` columns: the count and the date sorts read `decks` alone.
     let game = conditions.game(&query.game);
@@ -215,7 +260,6 @@ pub(crate) fn deck_conditions_but_name(query: &DeckQuery) -> (Conditions, String
         let placeholder = conditions.param(Bind::Uuid(source.0));
         conditions.add(format!("d.forked_from_id = {placeholder}"));
     }
-    conditions.cards(&filters.cards, &filters.exclude_cards);
     (conditions, game)
 }
 

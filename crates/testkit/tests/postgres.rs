@@ -957,7 +957,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
 }
 
 /// A name-filtered page whose matches lie beyond the decks its walk reads
-/// ([`deckhand_postgres`]'s `NAME_WALK`, 2,000) is found by the planned statements: the walk
+/// ([`deckhand_postgres`]'s `WALK`, 2,000) is found by the planned statements: the walk
 /// never cuts a page short.
 #[tokio::test]
 async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list() {
@@ -1008,6 +1008,132 @@ async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list()
     let oldest: Vec<String> = (1..=5).rev().map(|n| format!("old needle {n}")).collect();
     assert_eq!(names(&second.items), oldest);
     assert_eq!((second.total, second.total_exact), (25, true));
+}
+
+/// A card-filtered page of a date sort goes where its cards make it cheapest, and every way
+/// gives the same page: a common card's is walked from the head of the list, a rare card's
+/// (its walk of the first 2,000 decks, `WALK`, finds at most `GATHERED_AT_MOST`) gathered from
+/// the card index, and one in between planned for its values. The walk and the gathering run
+/// on generic plans; only the card in between is planned each run.
+#[tokio::test]
+async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_cards_are() {
+    use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
+
+    let db = TestDb::new().await;
+    // One connection, so every run below uses the same prepared statements.
+    let pool = deckhand_postgres::connect(db.url(), 1).await.unwrap();
+    let repos = deckhand_postgres::repositories(pool.clone());
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    repos.decks.insert(&deck(&alice, "template")).await.unwrap();
+    let [common, rare, between] = [Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7()];
+    // 2,075 copies of the template, deck n edited n seconds after it, whose main decks hold:
+    // `common` when n is even; `rare` for n 1 to 3, past the walked head (the newest 2,000);
+    // `between` for n 2061 to 2070 in the head and 11 to 20 past it. The save's trigger keeps
+    // `card_ids` from the card lists.
+    let line = "jsonb_build_object('card', jsonb_build_object('card_id', card, 'variant_id', card, \
+                'name', 'Card', 'set', 's', 'collector_number', '1', 'type_line', 'Instant', \
+                'colors', '[]'::jsonb), 'section', 'mainboard', 'quantity', 1, 'foil', false)";
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    conn.batch_execute(&format!(
+        "INSERT INTO decks SELECT (jsonb_populate_record(NULL::decks, to_jsonb(t) || \
+         jsonb_build_object('id', gen_random_uuid(), 'name', 'deck ' || n, 'updated_at', \
+         t.updated_at + n * interval '1 second', 'cards', \
+         (SELECT coalesce(jsonb_agg({line}), '[]'::jsonb) FROM unnest(ARRAY[ \
+            CASE WHEN n % 2 = 0 THEN '{common}'::uuid END, \
+            CASE WHEN n <= 3 THEN '{rare}'::uuid END, \
+            CASE WHEN n BETWEEN 2061 AND 2070 OR n BETWEEN 11 AND 20 THEN '{between}'::uuid END \
+         ]) AS card WHERE card IS NOT NULL)))).* \
+         FROM decks t, generate_series(1, 2075) AS n WHERE t.name = 'template'; \
+         INSERT INTO deck_stats (deck_id, game) SELECT id, game FROM decks \
+         WHERE name <> 'template'"
+    ))
+    .await
+    .unwrap();
+    let page = |cards: Vec<Uuid>, exclude_cards: Vec<Uuid>| DeckQuery {
+        game: "mtg".into(),
+        filters: DeckFilters {
+            cards,
+            exclude_cards,
+            ..DeckFilters::default()
+        },
+        viewer: None,
+        sort: DeckSort::EditedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page: 1, limit: 20 },
+    };
+    let decks = |numbers: &mut dyn Iterator<Item = u32>| -> Vec<String> {
+        numbers.map(|n| format!("deck {n}")).collect()
+    };
+    let cases = [
+        (
+            page(vec![common], vec![]),
+            decks(&mut (2036..=2074).rev().step_by(2)),
+            1037,
+        ),
+        (page(vec![rare], vec![]), decks(&mut (1..=3).rev()), 3),
+        (
+            page(vec![between], vec![]),
+            decks(&mut (2061..=2070).rev().chain((11..=20).rev())),
+            20,
+        ),
+        (
+            page(vec![], vec![common]),
+            decks(&mut (2037..=2075).rev().step_by(2)),
+            // The odd ones and the template.
+            1039,
+        ),
+        (
+            page(vec![between, common], vec![]),
+            decks(&mut [2070, 2068, 2066, 2064, 2062, 20, 18, 16, 14, 12].into_iter()),
+            10,
+        ),
+    ];
+    for (query, names, total) in &cases {
+        for _ in 0..10 {
+            let listed = repos.decks.list(query).await.unwrap();
+            let listed_names: Vec<&str> = listed.items.iter().map(|d| d.name.as_str()).collect();
+            assert_eq!(listed_names, *names, "{:?}", query.filters);
+            assert_eq!(listed.total, *total, "{:?}", query.filters);
+        }
+    }
+
+    let mut conn = pool.get().await.unwrap();
+    let uses: Vec<PlanUse> = diesel_async::RunQueryDsl::load(
+        diesel::sql_query(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
+             WHERE statement LIKE '%card_ids%' AND statement NOT LIKE '%count(%'",
+        ),
+        &mut *conn,
+    )
+    .await
+    .unwrap();
+    let texts: Vec<&str> = uses.iter().map(|used| used.statement.as_str()).collect();
+    let runs = |shape: &dyn Fn(&str) -> bool| -> (i64, i64) {
+        uses.iter()
+            .filter(|used| shape(&used.statement))
+            .fold((0, 0), |(generic, custom), used| {
+                (generic + used.generic_plans, custom + used.custom_plans)
+            })
+    };
+    // The common card's 10 pages, the exclusion's 10, and one walk each for the others (the
+    // short walks are remembered): on generic plans but the first five of each statement.
+    let (walk_generic, walk_custom) = runs(&|sql| {
+        sql.contains(") AS d WHERE d.card_ids @> (SELECT")
+            || sql.contains(") AS d WHERE NOT d.card_ids && (SELECT")
+    });
+    assert_eq!(walk_generic + walk_custom, 23, "{texts:#?}");
+    assert!(walk_custom <= 10, "{walk_custom} custom plans: {texts:#?}");
+    // The rare card's 10 pages, and the 10 of the card in between with the common one (5 in
+    // the walked head), gathered on a generic plan but the first five of the statement.
+    let (gathered_generic, gathered_custom) = runs(&|sql| sql.contains("AS MATERIALIZED"));
+    assert_eq!((gathered_generic + gathered_custom), 20, "{texts:#?}");
+    assert!(gathered_custom <= 5, "{texts:#?}");
+    // The card in between alone (10 in the walked head): its 10 pages by the statement
+    // planned for its card (whose generic plan, on a table this small, may look as cheap).
+    let (planned_generic, planned_custom) =
+        runs(&|sql| sql.starts_with("SELECT d.id FROM decks d WHERE") && sql.contains("@> $"));
+    assert_eq!(planned_generic + planned_custom, 10, "{texts:#?}");
 }
 
 /// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL

@@ -108,9 +108,14 @@ impl PageParts<'_> {
     }
 }
 
-/// How many decks of a date-sorted list a name-filtered page walks, in the list's order, looking
-/// for its matches before it hands over to statements planned for the pattern.
-pub(super) const NAME_WALK: u32 = 2_000;
+/// How many decks of a date-sorted list a page filtered by name or card walks, in the list's
+/// order, looking for its matches before it hands over to other statements.
+pub(super) const WALK: u32 = 2_000;
+
+/// The most matches a short walk of [`WALK`] decks may have found (a quarter of a percent) for
+/// its page to be gathered ([`gathered_page_sql`]) rather than planned for its values: at
+/// 1,000,000 decks, a gathering then reads a few thousand decks at most.
+pub(super) const GATHERED_AT_MOST: u32 = 5;
 
 /// The date a sort orders by, for the sorts whose index also holds each deck's name.
 fn walked_date(sort: DeckSort) -> Option<&'static str> {
@@ -121,31 +126,58 @@ fn walked_date(sort: DeckSort) -> Option<&'static str> {
     }
 }
 
-/// A name-filtered page of a date sort as one statement on a generic plan: it walks the first
-/// [`NAME_WALK`] decks of the list (`where_clause` without the name) in order, an index-only
-/// scan of the date index, which holds the names, and keeps those whose name matches the
-/// pattern bound at `pattern`. The pattern is read through a scalar subquery, so no plan sees
-/// it: every plan of this statement is the same walk, and PostgreSQL keeps a generic one instead
-/// of planning each run for the pattern (0.12 ms, more than the walk takes). A page the walk
-/// fills is the page; one it leaves short may have matches further down the list, which
-/// [`PageParts::ids_sql`] finds. `None` for the counter sorts, whose indexes do not hold names, and
-/// for a page that ends past the walked head, which no walk could fill.
+/// A page filtered by name or card, of a date sort, as one statement on a generic plan: it walks
+/// the first [`WALK`] decks of the list (`where_clause`, without those filters) in order and
+/// keeps those that pass `row_filter` (the clauses of `Conditions::row_filters`, whose values
+/// are read through scalar subqueries, so no plan sees them: every plan of this statement is the
+/// same walk, and PostgreSQL keeps a generic one instead of planning each run, 0.12 ms, more
+/// than the walk takes). The date index holds the names, so a walk for a name alone reads the
+/// index only; a card filter reads each walked deck's `card_ids`. A page the walk fills is the
+/// page; one it leaves short may have matches further down the list, which a statement
+/// gathered or planned for its values finds. `None` for the counter sorts, whose indexes do not
+/// hold names, and for a page that ends past the walked head, which no walk could fill.
 pub(super) fn walked_page_sql(
     query: &DeckQuery,
     select: &str,
     where_clause: &str,
-    pattern: &str,
+    row_filter: &str,
     window: &str,
 ) -> Option<String> {
     let date = walked_date(query.sort)?;
-    if query.page.offset() + query.page.limit > NAME_WALK {
+    if query.page.offset() + query.page.limit > WALK {
         return None;
     }
+    let filters = &query.filters;
+    let cards = if filters.cards.is_empty() && filters.exclude_cards.is_empty() {
+        ""
+    } else {
+        ", d.card_ids"
+    };
     let order = deck_order(query.sort, query.order);
     Some(format!(
-        "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, {date} FROM decks d \
-         WHERE {where_clause} ORDER BY {order} LIMIT {NAME_WALK}) AS d \
-         WHERE d.name ILIKE (SELECT {pattern}::text) ORDER BY {order} {window}) \
+        "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, {date}{cards} FROM decks d \
+         WHERE {where_clause} ORDER BY {order} LIMIT {WALK}) AS d \
+         WHERE {row_filter} ORDER BY {order} {window}) \
+         {select} JOIN page ON page.id = d.id ORDER BY {order}"
+    ))
+}
+
+/// A page of a date sort filtered by rare cards, as one statement on a generic plan: every
+/// matching deck (`where_clause`, the card filters' values read through scalar subqueries) is
+/// gathered from the GIN index `decks_card_ids` and the page sorted out of them. It reads as
+/// many decks as the cards are in, so it serves only cards a short walk found rare
+/// ([`GATHERED_AT_MOST`]). `None` for the counter sorts.
+pub(super) fn gathered_page_sql(
+    query: &DeckQuery,
+    select: &str,
+    where_clause: &str,
+    window: &str,
+) -> Option<String> {
+    let date = walked_date(query.sort)?;
+    let order = deck_order(query.sort, query.order);
+    Some(format!(
+        "WITH matching AS MATERIALIZED (SELECT d.id, {date} FROM decks d WHERE {where_clause}), \
+         page AS (SELECT d.id FROM matching d ORDER BY {order} {window}) \
          {select} JOIN page ON page.id = d.id ORDER BY {order}"
     ))
 }

@@ -11,10 +11,12 @@ use diesel::sql_types::{Bool, Int8, Nullable, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
-use super::list_query::{PageParts, page_window, rows_by_ids_sql, walked_page_sql};
+use super::list_query::{
+    GATHERED_AT_MOST, PageParts, gathered_page_sql, page_window, rows_by_ids_sql, walked_page_sql,
+};
 use super::rows::{PageRow, listing_select};
 use crate::rules::{
-    Conditions, contains_pattern, deck_conditions_but_name, readable_sql, trending_bump_sql,
+    Conditions, Seen, deck_conditions_but_row_filters, readable_sql, trending_bump_sql,
 };
 use crate::statement::{Bind, Statement};
 
@@ -70,11 +72,12 @@ struct IdRow {
 
 /// The rows of a list page, in one statement that PostgreSQL plans once per connection:
 /// [`PageParts::first_sql`] when it has no parameters, else [`PageParts::sql`], of which PostgreSQL keeps a
-/// generic plan. A name filter is the exception: the best plan depends on how rare the pattern
-/// is. A date-sorted page first walks the head of the list ([`walked_page`]); a page that walk
-/// cannot fill has its ids picked by a statement planned on every run for its pattern, and their
-/// rows read by one on a generic plan (planned as one statement, its joins took longer to plan,
-/// 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
+/// generic plan. A name or card filter is the exception: the best plan depends on how common
+/// the name or the cards are. A date-sorted page first walks the head of the list
+/// ([`walked_page`]); a page that walk cannot fill is gathered when the walk found its cards
+/// rare ([`gathered_page`]), else its ids are picked by a statement planned on every run for its
+/// values, and their rows read by one on a generic plan (planned as one statement, its joins
+/// took longer to plan, 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
 pub(super) async fn page_rows(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
@@ -82,8 +85,14 @@ pub(super) async fn page_rows(
     game: &str,
     short_walks: &ShortWalks,
 ) -> QueryResult<Vec<PageRow>> {
-    if let Some(rows) = walked_page(conn, query, short_walks).await? {
-        return Ok(rows);
+    match walked_page(conn, query, short_walks).await? {
+        Walk::Filled(rows) => return Ok(rows),
+        Walk::Short(AfterShortWalk::Gather) => {
+            if let Some(rows) = gathered_page(conn, query).await? {
+                return Ok(rows);
+            }
+        }
+        Walk::Short(AfterShortWalk::Plan) | Walk::Skipped => {}
     }
     let mut page_conditions = conditions.clone();
     let window = page_window(&mut page_conditions, query.page);
@@ -120,41 +129,92 @@ pub(super) async fn page_rows(
     page_conditions.statement(sql).load(conn).await
 }
 
-/// Walks of name-filtered pages that came up short lately ([`walked_page`]), by statement.
-pub(super) type ShortWalks = moka::sync::Cache<Statement, ()>;
+/// Walks of filtered pages that came up short lately ([`walked_page`]), by statement, and where
+/// each such page goes instead.
+pub(super) type ShortWalks = moka::sync::Cache<Statement, AfterShortWalk>;
+
+/// Where a page goes when its walk comes up short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum AfterShortWalk {
+    /// Its cards are rare: to [`gathered_page`].
+    Gather,
+    /// To the statements planned for its values.
+    Plan,
+}
+
+/// What a walk of the head of the list made of a page.
+enum Walk {
+    Filled(Vec<PageRow>),
+    Short(AfterShortWalk),
+    /// A page with no name or card filter, of a counter sort, or past the walked head.
+    Skipped,
+}
 
 /// How long a short walk is remembered: meanwhile the same page goes straight to the statements
-/// planned for its pattern, so a rare pattern pays for its walk once a minute, not every time.
+/// chosen after it, so a rare name or card pays for its walk once a minute, not every time.
 pub(super) const SHORT_WALK_TTL: StdDuration = StdDuration::from_secs(60);
 
-/// A name-filtered page of a date sort when the first decks of the list hold all of it
-/// ([`walked_page_sql`], [`list_query::NAME_WALK`] of them): one statement on a generic plan.
-/// `None` when they do not (remembered in `short_walks`), for a counter sort, or without a
-/// name filter.
+/// A page filtered by name or card, of a date sort, when the first decks of the list hold all
+/// of it ([`walked_page_sql`], [`list_query::WALK`] of them): one statement on a generic plan. A walk that
+/// comes up short is remembered in `short_walks`, with where its page goes instead: gathered
+/// when it found no more than [`GATHERED_AT_MOST`] decks with its cards (and no name filter),
+/// else planned.
 async fn walked_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
     short_walks: &ShortWalks,
-) -> QueryResult<Option<Vec<PageRow>>> {
-    let Some(needle) = query.filters.name_contains.as_deref() else {
-        return Ok(None);
-    };
-    let (mut conditions, game) = deck_conditions_but_name(query);
+) -> QueryResult<Walk> {
+    let (mut conditions, game) = deck_conditions_but_row_filters(query);
     let where_clause = conditions.sql();
-    let pattern = conditions.param(Bind::Text(contains_pattern(needle)));
+    let row_filters = conditions.row_filters(&query.filters, Seen::NotByPlan);
+    if row_filters.is_empty() {
+        return Ok(Walk::Skipped);
+    }
     let window = page_window(&mut conditions, query.page);
     let select = listing_select(&game);
-    let Some(sql) = walked_page_sql(query, &select, &where_clause, &pattern, &window) else {
-        return Ok(None);
+    let Some(sql) = walked_page_sql(
+        query,
+        &select,
+        &where_clause,
+        &row_filters.join(" AND "),
+        &window,
+    ) else {
+        return Ok(Walk::Skipped);
     };
     let walk = conditions.statement(sql);
-    if short_walks.contains_key(&walk) {
-        return Ok(None);
+    if let Some(after) = short_walks.get(&walk) {
+        return Ok(Walk::Short(after));
     }
     let rows: Vec<PageRow> = (&walk).load(conn).await?;
     if rows.len() == query.page.limit as usize {
-        return Ok(Some(rows));
+        return Ok(Walk::Filled(rows));
     }
-    short_walks.insert(walk, ());
-    Ok(None)
+    // At most this many of the walked decks matched (exactly, unless the page is past them).
+    let found = query.page.offset() + rows.len() as u32;
+    let after = if found <= GATHERED_AT_MOST && query.filters.name_contains.is_none() {
+        AfterShortWalk::Gather
+    } else {
+        AfterShortWalk::Plan
+    };
+    short_walks.insert(walk, after);
+    Ok(Walk::Short(after))
+}
+
+/// A page filtered by cards a short walk found rare, gathered from the card index
+/// ([`gathered_page_sql`]): one statement on a generic plan. `None` for a counter sort.
+async fn gathered_page(
+    conn: &mut AsyncPgConnection,
+    query: &DeckQuery,
+) -> QueryResult<Option<Vec<PageRow>>> {
+    let (mut conditions, game) = deck_conditions_but_row_filters(query);
+    for clause in conditions.row_filters(&query.filters, Seen::NotByPlan) {
+        conditions.add(clause);
+    }
+    let where_clause = conditions.sql();
+    let window = page_window(&mut conditions, query.page);
+    let select = listing_select(&game);
+    let Some(sql) = gathered_page_sql(query, &select, &where_clause, &window) else {
+        return Ok(None);
+    };
+    conditions.statement(sql).load(conn).await.map(Some)
 }
