@@ -112,10 +112,9 @@ impl PageParts<'_> {
 /// order, looking for its matches before it hands over to other statements.
 pub(super) const WALK: u32 = 2_000;
 
-/// The most matches a short walk of [`WALK`] decks may have found (a quarter of a percent) for
-/// its page to be gathered ([`gathered_page_sql`]) rather than planned for its values: at
-/// 1,000,000 decks, a gathering then reads a few thousand decks at most.
-pub(super) const GATHERED_AT_MOST: u32 = 5;
+/// The most decks a gathered page ([`gathered_page_sql`]) reads: a page whose cards more decks
+/// hold than that is answered by the statements planned for its values.
+pub(super) const GATHERED_AT_MOST: u32 = 2_000;
 
 /// The date a sort orders by, for the sorts whose index also holds each deck's name.
 fn walked_date(sort: DeckSort) -> Option<&'static str> {
@@ -162,11 +161,13 @@ pub(super) fn walked_page_sql(
     ))
 }
 
-/// A page of a date sort filtered by rare cards, as one statement on a generic plan: every
-/// matching deck (`where_clause`, the card filters' values read through scalar subqueries) is
-/// gathered from the GIN index `decks_card_ids` and the page sorted out of them. It reads as
-/// many decks as the cards are in, so it serves only cards a short walk found rare
-/// ([`GATHERED_AT_MOST`]). `None` for the counter sorts.
+/// A page of a date sort filtered by cards that a walk found rare, as one statement on a
+/// generic plan: the decks holding them (`where_clause`, the card filters' values read through
+/// scalar subqueries) are gathered from the GIN index `decks_card_ids`, at most one past
+/// [`GATHERED_AT_MOST`], and the page sorted out of them. When more decks than that hold the
+/// cards (a common card missing from the head of the list) the page comes back empty, for the
+/// caller to ask the statements planned for its values: a gathering never reads more than
+/// [`GATHERED_AT_MOST`] decks. `None` for the counter sorts.
 pub(super) fn gathered_page_sql(
     query: &DeckQuery,
     select: &str,
@@ -175,9 +176,12 @@ pub(super) fn gathered_page_sql(
 ) -> Option<String> {
     let date = walked_date(query.sort)?;
     let order = deck_order(query.sort, query.order);
+    let over = GATHERED_AT_MOST + 1;
     Some(format!(
-        "WITH matching AS MATERIALIZED (SELECT d.id, {date} FROM decks d WHERE {where_clause}), \
-         page AS (SELECT d.id FROM matching d ORDER BY {order} {window}) \
+        "WITH matching AS MATERIALIZED (SELECT d.id, {date} FROM decks d WHERE {where_clause} \
+         LIMIT {over}), \
+         page AS (SELECT d.id FROM matching d \
+         WHERE (SELECT count(*) FROM matching) <= {GATHERED_AT_MOST} ORDER BY {order} {window}) \
          {select} JOIN page ON page.id = d.id ORDER BY {order}"
     ))
 }

@@ -12,7 +12,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::list_query::{
-    GATHERED_AT_MOST, PageParts, gathered_page_sql, page_window, rows_by_ids_sql, walked_page_sql,
+    PageParts, gathered_page_sql, page_window, rows_by_ids_sql, walked_page_sql,
 };
 use super::rows::{PageRow, listing_select};
 use crate::rules::{
@@ -87,12 +87,14 @@ pub(super) async fn page_rows(
 ) -> QueryResult<Vec<PageRow>> {
     match walked_page(conn, query, short_walks).await? {
         Walk::Filled(rows) => return Ok(rows),
-        Walk::Short(AfterShortWalk::Gather) => {
+        Walk::Short(walk, AfterShortWalk::Gather) => {
             if let Some(rows) = gathered_page(conn, query).await? {
                 return Ok(rows);
             }
+            // More decks hold the cards than a gathering reads (or none on this page).
+            short_walks.insert(walk, AfterShortWalk::Plan);
         }
-        Walk::Short(AfterShortWalk::Plan) | Walk::Skipped => {}
+        Walk::Short(_, AfterShortWalk::Plan) | Walk::Skipped => {}
     }
     let mut page_conditions = conditions.clone();
     let window = page_window(&mut page_conditions, query.page);
@@ -136,16 +138,18 @@ pub(super) type ShortWalks = moka::sync::Cache<Statement, AfterShortWalk>;
 /// Where a page goes when its walk comes up short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum AfterShortWalk {
-    /// Its cards are rare: to [`gathered_page`].
+    /// Filtered by cards alone: to [`gathered_page`].
     Gather,
-    /// To the statements planned for its values.
+    /// Filtered by name, or by cards more decks hold than a gathering reads: to the
+    /// statements planned for its values.
     Plan,
 }
 
 /// What a walk of the head of the list made of a page.
 enum Walk {
     Filled(Vec<PageRow>),
-    Short(AfterShortWalk),
+    /// The walk's statement, the key of [`ShortWalks`], and where the page goes.
+    Short(Statement, AfterShortWalk),
     /// A page with no name or card filter, of a counter sort, or past the walked head.
     Skipped,
 }
@@ -155,10 +159,9 @@ enum Walk {
 pub(super) const SHORT_WALK_TTL: StdDuration = StdDuration::from_secs(60);
 
 /// A page filtered by name or card, of a date sort, when the first decks of the list hold all
-/// of it ([`walked_page_sql`], [`list_query::WALK`] of them): one statement on a generic plan. A walk that
-/// comes up short is remembered in `short_walks`, with where its page goes instead: gathered
-/// when it found no more than [`GATHERED_AT_MOST`] decks with its cards (and no name filter),
-/// else planned.
+/// of it ([`walked_page_sql`], [`list_query::WALK`] of them): one statement on a generic plan.
+/// A walk that comes up short is remembered in `short_walks`, with where its page goes
+/// instead: gathered when only cards filter it, else planned.
 async fn walked_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
@@ -183,25 +186,24 @@ async fn walked_page(
     };
     let walk = conditions.statement(sql);
     if let Some(after) = short_walks.get(&walk) {
-        return Ok(Walk::Short(after));
+        return Ok(Walk::Short(walk, after));
     }
     let rows: Vec<PageRow> = (&walk).load(conn).await?;
     if rows.len() == query.page.limit as usize {
         return Ok(Walk::Filled(rows));
     }
-    // At most this many of the walked decks matched (exactly, unless the page is past them).
-    let found = query.page.offset() + rows.len() as u32;
-    let after = if found <= GATHERED_AT_MOST && query.filters.name_contains.is_none() {
+    let after = if query.filters.name_contains.is_none() {
         AfterShortWalk::Gather
     } else {
         AfterShortWalk::Plan
     };
-    short_walks.insert(walk, after);
-    Ok(Walk::Short(after))
+    short_walks.insert(walk.clone(), after);
+    Ok(Walk::Short(walk, after))
 }
 
 /// A page filtered by cards a short walk found rare, gathered from the card index
-/// ([`gathered_page_sql`]): one statement on a generic plan. `None` for a counter sort.
+/// ([`gathered_page_sql`]): one statement on a generic plan. `None` when more decks hold the
+/// cards than a gathering reads, when the page is empty, and for a counter sort.
 async fn gathered_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
@@ -216,5 +218,6 @@ async fn gathered_page(
     let Some(sql) = gathered_page_sql(query, &select, &where_clause, &window) else {
         return Ok(None);
     };
-    conditions.statement(sql).load(conn).await.map(Some)
+    let rows: Vec<PageRow> = conditions.statement(sql).load(conn).await?;
+    Ok(Some(rows).filter(|rows| !rows.is_empty()))
 }
