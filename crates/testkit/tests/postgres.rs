@@ -815,6 +815,20 @@ struct PlanUse {
     custom_plans: i64,
 }
 
+/// The statements `conn` has prepared whose text passes `filter` (an SQL condition on
+/// `statement`), with how often each ran on a generic and on a custom plan.
+async fn plan_uses(conn: &mut AsyncPgConnection, filter: &str) -> Vec<PlanUse> {
+    diesel_async::RunQueryDsl::load(
+        diesel::sql_query(format!(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
+             WHERE {filter}"
+        )),
+        conn,
+    )
+    .await
+    .unwrap()
+}
+
 /// A list page is planned once per connection, not on every run (docs/benchmarks.md). An
 /// anonymous first page has no parameters at all (its game and limit are literals), so it is
 /// one plain query planned with its very values; a signed-in first page binds its viewer and
@@ -872,15 +886,11 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         }
     }
     let mut conn = pool.get().await.unwrap();
-    let uses: Vec<PlanUse> = diesel_async::RunQueryDsl::load(
-        diesel::sql_query(
-            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
-             WHERE statement LIKE '%ORDER BY%' AND statement NOT LIKE '%count(%'",
-        ),
-        &mut *conn,
+    let uses = plan_uses(
+        &mut conn,
+        "statement LIKE '%ORDER BY%' AND statement NOT LIKE '%count(%'",
     )
-    .await
-    .unwrap();
+    .await;
     let texts: Vec<&str> = uses.iter().map(|used| used.statement.as_str()).collect();
     assert_eq!(uses.len(), 6, "one statement per shape: {texts:#?}");
     let settled = |used: &PlanUse, runs: i64| {
@@ -1105,15 +1115,11 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     }
 
     let mut conn = pool.get().await.unwrap();
-    let uses: Vec<PlanUse> = diesel_async::RunQueryDsl::load(
-        diesel::sql_query(
-            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements \
-             WHERE statement LIKE '%card_ids%' AND statement NOT LIKE '%count(*) AS matches%'",
-        ),
-        &mut *conn,
+    let uses = plan_uses(
+        &mut conn,
+        "statement LIKE '%card_ids%' AND statement NOT LIKE '%count(*) AS matches%'",
     )
-    .await
-    .unwrap();
+    .await;
     let texts: Vec<&str> = uses.iter().map(|used| used.statement.as_str()).collect();
     let runs = |shape: &dyn Fn(&str) -> bool| -> (i64, i64) {
         uses.iter()

@@ -74,9 +74,10 @@ struct IdRow {
 /// [`PageParts::first_sql`] when it has no parameters, else [`PageParts::sql`], of which PostgreSQL keeps a
 /// generic plan. A name or card filter is the exception: the best plan depends on how common
 /// the name or the cards are. A date-sorted page first walks the head of the list
-/// ([`walked_page`]); a page that walk cannot fill is gathered when the walk found its cards
-/// rare ([`gathered_page`]), else its ids are picked by a statement planned on every run for its
-/// values, and their rows read by one on a generic plan (planned as one statement, its joins
+/// ([`walked_page`]); a page that walk cannot fill is gathered when only cards filter it and
+/// at most [`list_query::GATHERED_AT_MOST`] decks hold them ([`gathered_page`]), else its ids
+/// are picked by a statement planned on every run for its values, and their rows read by one
+/// on a generic plan (planned as one statement, its joins
 /// took longer to plan, 0.6 ms, than the whole page to run, 0.4 ms; docs/benchmarks.md).
 pub(super) async fn page_rows(
     conn: &mut AsyncPgConnection,
