@@ -174,7 +174,28 @@ pub fn run(root: &Path, target: &Path, options: &Options) -> Result<()> {
     // The server is ours: stop exactly it.
     let _ = server.kill();
     let _ = server.wait();
+    if result.is_err() {
+        print_tail(&log, SERVER_LOG_LINES_SHOWN);
+    }
     result.with_context(|| format!("the server's log is {}", log.display()))
+}
+
+/// How much of the server's log a failed run prints: its errors, for a reader who has only
+/// CI's output (a CI machine's log file is gone with it).
+const SERVER_LOG_LINES_SHOWN: usize = 40;
+
+/// The last `lines` lines of `log`, on stderr.
+fn print_tail(log: &Path, lines: usize) {
+    match fs::read_to_string(log) {
+        Ok(text) => {
+            let all: Vec<&str> = text.lines().collect();
+            eprintln!("the server's log, its last {lines} lines at most:");
+            for line in &all[all.len().saturating_sub(lines)..] {
+                eprintln!("  {line}");
+            }
+        }
+        Err(error) => eprintln!("could not read the server's log {}: {error}", log.display()),
+    }
 }
 
 /// The schemathesis of `<target>/fuzz-venv`, at the pinned version.

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use deckhand_auth::TokenHash;
 use deckhand_domain::decks::ports::{InsertDeckError, Reviser};
 use deckhand_domain::decks::{
-    Deck, DeckFilters, DeckId, DeckListing, DeckQuery, DeckSort, Page, PageRequest, SortOrder,
+    Deck, DeckFilters, DeckId, DeckListing, DeckQuery, DeckSort, ForkedFrom, Page, PageRequest,
+    SortOrder,
 };
 use deckhand_domain::error::is_store_unavailable;
 use deckhand_domain::identity::ports::{InsertPatError, InsertUserError};
@@ -547,6 +548,100 @@ async fn a_write_whose_commit_fails_is_reported_failed_and_leaves_nothing() {
         texts(&db, "SELECT count(*)::text AS value FROM deck_versions").await,
         ["1"]
     );
+}
+
+/// A save keeps other saves of its deck out, but not the `KEY SHARE` lock that a row naming the
+/// deck (a fork, a like, a guide) takes on it to check its reference. A save that held
+/// `FOR UPDATE` made a fork wait on it, and a fork that had already taken the event counter's
+/// row deadlocked with a save waiting for that row (a 500, found by `cargo xtask fuzz`).
+#[tokio::test]
+async fn a_save_under_way_leaves_its_deck_free_to_be_named_by_a_fork() {
+    let (db, repos, alice) = schema_with_alice().await;
+    let source = repos
+        .decks
+        .insert(&deck(&alice, "Source"))
+        .await
+        .unwrap()
+        .facts
+        .id;
+    // Held here, the event counter stops the save after it has locked its deck.
+    let mut counter = AsyncPgConnection::establish(db.url()).await.unwrap();
+    counter
+        .batch_execute("BEGIN; UPDATE event_log SET last_sequence = last_sequence")
+        .await
+        .unwrap();
+    let saving = tokio::spawn({
+        let repos = repos.clone();
+        async move { repos.decks.revise(source, update_to("Saved", now())).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !saving.is_finished(),
+        "the save waits for the event counter"
+    );
+
+    let mut referrer = AsyncPgConnection::establish(db.url()).await.unwrap();
+    referrer
+        .batch_execute(&format!(
+            "SET lock_timeout = '2s'; BEGIN; \
+             SELECT 1 FROM decks WHERE id = '{}' FOR KEY SHARE; COMMIT",
+            source.0
+        ))
+        .await
+        .expect("a reference check on the deck does not wait for its save");
+    counter.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(saving.await.unwrap().unwrap().version, 2);
+}
+
+/// Forks of one deck and saves of it, all at once from several connections: every one is
+/// written, none is cancelled to break a deadlock, and the source counts every fork.
+#[tokio::test]
+async fn forks_and_saves_of_one_deck_at_once_are_all_written() {
+    const WRITERS: usize = 3;
+    const EACH: usize = 40;
+    let (_db, repos, alice) = schema_with_alice().await;
+    let source = repos
+        .decks
+        .insert(&deck(&alice, "Source"))
+        .await
+        .unwrap()
+        .facts
+        .id;
+    let mut writers = tokio::task::JoinSet::new();
+    for writer in 0..WRITERS {
+        let (forker, alice) = (repos.clone(), alice.clone());
+        writers.spawn(async move {
+            for n in 0..EACH {
+                let mut fork = deck(&alice, &format!("Fork {writer}.{n}"));
+                fork.forked_from = Some(ForkedFrom {
+                    deck_id: source,
+                    version: 1,
+                });
+                forker
+                    .decks
+                    .insert(&fork)
+                    .await
+                    .expect("the fork is written");
+            }
+        });
+        let saver = repos.clone();
+        writers.spawn(async move {
+            for n in 0..EACH {
+                saver
+                    .decks
+                    .revise(source, update_to(&format!("Save {writer}.{n}"), now()))
+                    .await
+                    .expect("the save is written");
+            }
+        });
+    }
+    while let Some(written) = writers.join_next().await {
+        written.unwrap();
+    }
+    let stored = repos.decks.find(source).await.unwrap().unwrap();
+    let written = i32::try_from(WRITERS * EACH).unwrap();
+    assert_eq!(stored.version, 1 + written);
+    assert_eq!(stored.facts.forks, i64::from(written));
 }
 
 #[tokio::test]

@@ -91,9 +91,16 @@ pub(super) static DECK_TO_SAVE: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// [`DECK_TO_SAVE`], locked against other saves (its counters and author are read, not
-/// locked).
+/// locked). A save changes no key, so `NO KEY UPDATE` is its lock ([`SAVE_LOCK`]).
 pub(super) static DECK_LOCK: LazyLock<String> =
-    LazyLock::new(|| format!("{} FOR UPDATE OF d", *DECK_TO_SAVE));
+    LazyLock::new(|| format!("{} {SAVE_LOCK} OF d", *DECK_TO_SAVE));
+
+/// The row lock a save holds on its deck: it keeps other saves out, but not the `KEY SHARE`
+/// lock that a row naming the deck (a fork, a like, a guide) takes to check its reference.
+/// `FOR UPDATE` would: a fork whose statement had taken the event counter's row then waited on
+/// the saved deck while the save waited on the counter, and PostgreSQL cancelled one of them
+/// (`deadlock detected`, a 500 found by `cargo xtask fuzz`).
+pub(super) const SAVE_LOCK: &str = "FOR NO KEY UPDATE";
 
 /// A new deck read back ([`DeckRow`]) by its create statement from the rows the statement's
 /// `inserted` and `counters` CTEs return, since a statement does not see its own inserts.

@@ -17,7 +17,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use super::rows::{DECK_LOCK, DECK_TO_SAVE, DeckRow, DeckToSaveRow, INSERTED_SELECT};
+use super::rows::{DECK_LOCK, DECK_TO_SAVE, DeckRow, DeckToSaveRow, INSERTED_SELECT, SAVE_LOCK};
 use crate::events::{EventColumns, numbered_insert_ctes};
 use crate::pool::PipelinedTransaction;
 use crate::schema::{deck_versions, decks};
@@ -403,7 +403,9 @@ impl<C: QueryFragment<Pg>> QueryFragment<Pg> for SaveStatement<C> {
         out.push_bind_param::<SqlUuid, _>(&self.record.deck_id)?;
         out.push_sql(" AND version = ");
         out.push_bind_param::<Int4, _>(&self.read_version)?;
-        out.push_sql(" FOR UPDATE SKIP LOCKED), saved AS (UPDATE decks SET ");
+        out.push_sql(" ");
+        out.push_sql(SAVE_LOCK);
+        out.push_sql(" SKIP LOCKED), saved AS (UPDATE decks SET ");
         self.changes.walk_ast(out.reborrow())?;
         out.push_sql(" FROM target WHERE decks.id = target.id RETURNING decks.id), ");
         numbered_insert_ctes(&self.event, Some("saved"), out.reborrow())?;
