@@ -57,7 +57,9 @@ const READ: &str = "SELECT decks, all_decks, copies, played_with::text AS played
 /// The gathering of one row, as one statement: under the row's advisory lock (tried, never
 /// waited for) and only when no one gathered it within [`REFRESH_AFTER`]; else it writes and
 /// returns nothing. The decks are those anyone may find in a list (the read rule for
-/// anonymous), of the format when `$4` is one.
+/// anonymous), of the format when `$4` is one. A deck holds each card once in `card_ids`, so
+/// its copies are read at the card's position (unnesting every deck's pairs for them took a
+/// quarter of the gathering: docs/benchmarks.md).
 fn gather_sql() -> String {
     let readable = readable_sql("d", Reach::Listed, None);
     let refresh = REFRESH_AFTER.whole_seconds();
@@ -90,10 +92,8 @@ fn gather_sql() -> String {
                (SELECT count(*) FROM holding),
                (SELECT count(*) FROM decks d
                 WHERE d.game = $1 AND {readable} AND ($4::uuid IS NULL OR d.format_id = $4)),
-               (SELECT coalesce(sum(mine.copies), 0)
-                FROM holding h CROSS JOIN LATERAL unnest(h.card_ids, h.card_copies)
-                    AS mine(card_id, copies)
-                WHERE mine.card_id = $2),
+               (SELECT coalesce(sum(h.card_copies[array_position(h.card_ids, $2::uuid)]), 0)
+                FROM holding h),
                (SELECT coalesce(json_agg(json_build_array(card_id, decks)
                                          ORDER BY decks DESC, card_id), '[]')
                 FROM candidates),
