@@ -343,7 +343,11 @@ impl CatalogRepository for MemoryCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
-    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>> {
+    async fn card_facts(
+        &self,
+        game: &str,
+        card_ids: &[Uuid],
+    ) -> anyhow::Result<Vec<Arc<CardFacts>>> {
         let state = self.0.lock();
         let tables = &state.catalog;
         let Some(catalog) = tables.catalogs.get(game) else {
@@ -354,7 +358,7 @@ impl CatalogRepository for MemoryCatalog {
             .filter_map(|card_id| {
                 let card = catalog.cards.get(card_id)?;
                 let (name, type_line, color_identity) = catalog.card_details.get(card_id)?;
-                Some(CardFacts {
+                Some(Arc::new(CardFacts {
                     card_id: *card_id,
                     name: name.clone(),
                     type_line: type_line.clone(),
@@ -372,7 +376,7 @@ impl CatalogRepository for MemoryCatalog {
                             .and_then(|by_name| by_name.get(&card.name_key))
                             .map_or(&[][..], Vec::as_slice),
                     ),
-                })
+                }))
             })
             .collect())
     }

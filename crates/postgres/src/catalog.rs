@@ -588,7 +588,11 @@ impl CatalogRepository for PgCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, cards = card_ids.len()))]
-    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>> {
+    async fn card_facts(
+        &self,
+        game: &str,
+        card_ids: &[Uuid],
+    ) -> anyhow::Result<Vec<Arc<CardFacts>>> {
         if self.lookups == CardLookups::Resident
             && let Some(facts) = self.cache.facts(game).await?
         {
@@ -607,7 +611,9 @@ impl CatalogRepository for PgCatalog {
             .await
             .map_err(error::query)
             .context("loading card facts")?;
-        rows.into_iter().map(facts::FactsRow::into_domain).collect()
+        rows.into_iter()
+            .map(|row| row.into_domain().map(Arc::new))
+            .collect()
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, format = format))]

@@ -3,6 +3,8 @@
 //! Every lookup takes all the keys of one request at once, so that resolving any number of
 //! identifiers costs a bounded number of store queries.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -39,8 +41,13 @@ pub trait CatalogRepository: Send + Sync {
     /// The deck-building facts of each card of `game` among `card_ids` (unknown ids are left
     /// out): name, type line, colour identity, rules-text allowances and the legality history
     /// in each of the game's formats. Costs no statement per request where the store holds
-    /// the game's facts in process.
-    async fn card_facts(&self, game: &str, card_ids: &[Uuid]) -> anyhow::Result<Vec<CardFacts>>;
+    /// the game's facts in process, and no copy: each card's facts are shared, so a check of a
+    /// 100-card deck or a card's statistics (71 cards) allocates nothing for them.
+    async fn card_facts(
+        &self,
+        game: &str,
+        card_ids: &[Uuid],
+    ) -> anyhow::Result<Vec<Arc<CardFacts>>>;
 
     /// Records that `card_id` has `status` in `format` from `from` on (an operator's change),
     /// replacing a record of the same card, format and time.

@@ -58,7 +58,7 @@ impl CatalogService {
         &self,
         game: &Game,
         card_ids: &[Uuid],
-    ) -> anyhow::Result<Vec<super::deck_rules::CardFacts>> {
+    ) -> anyhow::Result<Vec<std::sync::Arc<super::deck_rules::CardFacts>>> {
         self.repository.card_facts(&game.slug, card_ids).await
     }
 

@@ -6,6 +6,7 @@
 //! refreshed at most [`STATS_MAX_AGE`] apart (docs/adr/0003-card-search-and-stats.md).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
@@ -201,10 +202,12 @@ impl CardStats {
         card: &CardFacts,
         format: Option<Format>,
         usage: CardUsage,
-        facts: &[CardFacts],
+        facts: &[Arc<CardFacts>],
     ) -> Self {
-        let by_id: BTreeMap<Uuid, &CardFacts> =
-            facts.iter().map(|facts| (facts.card_id, facts)).collect();
+        let by_id: BTreeMap<Uuid, &CardFacts> = facts
+            .iter()
+            .map(|facts| (facts.card_id, facts.as_ref()))
+            .collect();
         let ratio = |part: u64, whole: u64| {
             if whole == 0 {
                 0.0
@@ -372,6 +375,7 @@ mod tests {
             played_with,
             as_of: OffsetDateTime::UNIX_EPOCH,
         };
+        let facts_list: Vec<Arc<CardFacts>> = facts_list.into_iter().map(Arc::new).collect();
         let stats = CardStats::from_usage(&target, None, usage, &facts_list);
         assert_eq!(stats.name, "Lightning Bolt");
         assert_eq!(

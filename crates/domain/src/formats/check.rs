@@ -2,6 +2,7 @@
 //! facts and a date. Both check endpoints (stored deck, inline list) call it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -95,7 +96,7 @@ pub fn check(
     format: &Format,
     rules: &FormatRules,
     lines: &[CheckLine],
-    facts: &HashMap<Uuid, CardFacts>,
+    facts: &HashMap<Uuid, Arc<CardFacts>>,
     as_of: OffsetDateTime,
 ) -> Vec<Problem> {
     let counted: Vec<&CheckLine> = lines
@@ -108,7 +109,7 @@ pub fn check(
     let mut problems = Vec::new();
     let mut known: Vec<(&CheckLine, &CardFacts)> = Vec::new();
     for line in &counted {
-        match line.card_id.and_then(|id| facts.get(&id)) {
+        match line.card_id.and_then(|id| facts.get(&id)).map(Arc::as_ref) {
             Some(card) => known.push((line, card)),
             None => problems.push(unresolved(line)),
         }

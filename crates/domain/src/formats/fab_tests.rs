@@ -3,6 +3,7 @@
 //! into facts by the `fab-cards` importer's own code, and the rules `seeds::fab_rules` ships.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -111,7 +112,7 @@ impl Deck {
         let lines = self.lines(&cards);
         let facts = cards
             .into_values()
-            .map(|card| (card.card_id, card))
+            .map(|card| (card.card_id, Arc::new(card)))
             .collect();
         let (format, rules) = format(slug);
         check(&game(), &format, &rules, &lines, &facts, NOW)
@@ -459,7 +460,7 @@ fn restricted_and_unknown_legalities_read_as_for_every_game() {
         change(cards.get_mut("Sink Below (red)").unwrap());
         let facts = cards
             .into_values()
-            .map(|card| (card.card_id, card))
+            .map(|card| (card.card_id, Arc::new(card)))
             .collect();
         check(&game(), &format, &rules, &lines, &facts, NOW)
     };

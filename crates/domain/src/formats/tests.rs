@@ -2,6 +2,7 @@
 //! ids, type lines, colour identities and legalities as that file has them), no database.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 use time::macros::datetime;
@@ -258,7 +259,7 @@ fn mountain(n: u128) -> CardFacts {
 
 struct Deck {
     lines: Vec<CheckLine>,
-    facts: HashMap<Uuid, CardFacts>,
+    facts: HashMap<Uuid, Arc<CardFacts>>,
 }
 
 impl Deck {
@@ -277,7 +278,7 @@ impl Deck {
             name: card.name.clone(),
             place: String::new(),
         });
-        self.facts.insert(card.card_id, card);
+        self.facts.insert(card.card_id, Arc::new(card));
         self
     }
 
@@ -514,7 +515,7 @@ fn a_planeswalker_without_the_text_cannot_be_a_commander() {
     let mut deck = commander_deck(krenko());
     deck.lines[0].card_id = Some(jace().card_id);
     deck.lines[0].name = jace().name;
-    deck.facts.insert(jace().card_id, jace());
+    deck.facts.insert(jace().card_id, Arc::new(jace()));
     let problems = deck.check("commander", &commander_rules());
     let rules = rules_of(&problems);
     assert!(

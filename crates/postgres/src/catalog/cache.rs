@@ -33,8 +33,9 @@ use crate::listener::{self, Invalidate};
 use crate::pool::{POOL_TIMEOUT, Pool, checkout};
 use crate::statement::Statement;
 
-/// Every card's deck-building facts of one game, by card id.
-pub(super) type Facts = HashMap<Uuid, CardFacts>;
+/// Every card's deck-building facts of one game, by card id, each shared with the requests that
+/// read it.
+pub(super) type Facts = HashMap<Uuid, Arc<CardFacts>>;
 
 /// The channel the triggers notify.
 const CHANNEL: &str = "deckhand_catalog";

@@ -2,6 +2,7 @@
 //! `2026-11-26-000100_format_checks`): how imports record them and how checks read them.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogEntry, name_key};
@@ -223,14 +224,14 @@ impl FactsRow {
 pub(super) async fn load_facts(
     conn: &mut AsyncPgConnection,
     game: &str,
-) -> anyhow::Result<HashMap<Uuid, CardFacts>> {
+) -> anyhow::Result<HashMap<Uuid, Arc<CardFacts>>> {
     let rows: Vec<FactsRow> = Statement::new(ALL_FACTS, vec![Bind::Text(game.to_owned())])
         .load(conn)
         .await
         .map_err(error::query)
         .context("loading card facts")?;
     rows.into_iter()
-        .map(|row| Ok((row.card_id, row.into_domain()?)))
+        .map(|row| Ok((row.card_id, Arc::new(row.into_domain()?))))
         .collect()
 }
 

@@ -48,7 +48,7 @@ pub async fn formats_carry_their_deck_rules(repos: &Repositories) -> Outcome {
 async fn facts_by_name(
     repos: &Repositories,
     ids: &[Uuid],
-) -> anyhow::Result<std::collections::BTreeMap<String, CardFacts>> {
+) -> anyhow::Result<std::collections::BTreeMap<String, std::sync::Arc<CardFacts>>> {
     Ok(repos
         .catalog
         .card_facts("mtg", ids)
