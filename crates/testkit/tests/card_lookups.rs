@@ -19,6 +19,13 @@ use uuid::Uuid;
 
 const BOTH: [CardLookups; 2] = [CardLookups::Resident, CardLookups::InDatabase];
 
+/// The catalog's change channel is the database's, shared by every test schema in it: a catalog
+/// write in one test drops the index of every instance listening, whichever schema it serves.
+/// The test that shows the index ignoring an unannounced change therefore runs alone (write),
+/// and the tests that write the catalog beside one another (read); without it, a sibling's
+/// import between that test's lookups reloaded its index and failed it.
+static CATALOG_CHANNEL: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 async fn repositories(db: &TestDb, lookups: CardLookups) -> Repositories {
     repositories_with_card_lookups(db.pool().clone(), lookups)
         .await
@@ -28,6 +35,7 @@ async fn repositories(db: &TestDb, lookups: CardLookups) -> Repositories {
 /// Every catalog case of the repository contract, each in a schema of its own, both ways.
 #[tokio::test]
 async fn both_ways_keep_the_catalog_contract() {
+    let _beside_other_writers = CATALOG_CHANNEL.read().await;
     type Case =
         for<'a> fn(&'a Repositories) -> std::pin::Pin<Box<dyn Future<Output = Outcome> + 'a>>;
     let cases: [(&str, Case); 5] = [
@@ -111,6 +119,7 @@ fn by_variant(mut entries: Vec<CatalogEntry>) -> Vec<CatalogEntry> {
 /// cards, the same preferred printing for each pick.
 #[tokio::test]
 async fn both_ways_answer_alike_at_catalog_scale() {
+    let _beside_other_writers = CATALOG_CHANNEL.read().await;
     let db = TestDb::new().await;
     let mut conn = db.pool().get().await.unwrap();
     conn.batch_execute(CATALOG_OF_2019_SIZE).await.unwrap();
@@ -180,6 +189,7 @@ async fn eventually<F: AsyncFn() -> bool>(what: &str, check: F) {
 /// one by another instance, and a direct UPDATE, within moments.
 #[tokio::test]
 async fn the_index_follows_changes_made_by_anyone() {
+    let _alone = CATALOG_CHANNEL.write().await;
     let db = TestDb::new().await;
     let second = db.repositories();
     let mut admin = AsyncPgConnection::establish(db.url()).await.unwrap();
