@@ -550,29 +550,14 @@ async fn a_write_whose_commit_fails_is_reported_failed_and_leaves_nothing() {
     );
 }
 
-/// Returns once a session running a statement that contains `text` waits for a lock: a test
-/// that holds a lock then knows that the statement it stopped took every lock before that one.
-async fn until_a_statement_waits_for_a_lock(db: &TestDb, text: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let waiting = format!(
-        "SELECT count(*)::text AS value FROM pg_stat_activity \
-         WHERE wait_event_type = 'Lock' AND position('{text}' IN query) > 0"
-    );
-    while texts(db, &waiting).await == ["0"] {
-        assert!(
-            Instant::now() < deadline,
-            "no statement containing {text:?} waited for a lock within 10 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
 /// A save keeps other saves of its deck out, but not the `KEY SHARE` lock that a row naming the
 /// deck (a fork, a like, a guide) takes on it to check its reference. A save that held
 /// `FOR UPDATE` made a fork wait on it, and a fork that had already taken the event counter's
 /// row deadlocked with a save waiting for that row (a 500, found by `cargo xtask fuzz`).
 #[tokio::test]
 async fn a_save_under_way_leaves_its_deck_free_to_be_named_by_a_fork() {
+    use deckhand_testkit::db::direct::{backend_pid, sessions_waiting_on};
+
     let (db, repos, alice) = schema_with_alice().await;
     let source = repos
         .decks
@@ -587,11 +572,13 @@ async fn a_save_under_way_leaves_its_deck_free_to_be_named_by_a_fork() {
         .batch_execute("BEGIN; UPDATE event_log SET last_sequence = last_sequence")
         .await
         .unwrap();
+    let counter_pid = backend_pid(&mut counter).await;
     let saving = tokio::spawn({
         let repos = repos.clone();
         async move { repos.decks.revise(source, update_to("Saved", now())).await }
     });
-    until_a_statement_waits_for_a_lock(&db, "saved AS (UPDATE decks").await;
+    let mut observer = AsyncPgConnection::establish(db.url()).await.unwrap();
+    sessions_waiting_on(&mut observer, counter_pid, Duration::from_secs(10)).await;
     assert!(
         !saving.is_finished(),
         "the save waits for the event counter"
