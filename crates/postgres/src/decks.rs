@@ -39,7 +39,7 @@ use crate::error;
 use crate::events;
 use crate::list_counts::RememberedCounts;
 use crate::pool::{Pool, checkout};
-use crate::rules::deck_conditions;
+use crate::rules::{Seen, deck_conditions};
 use crate::schema::{deck_guides, decks};
 use crate::statement::{Bind, Float, Statement};
 use crate::usernames::Usernames;
@@ -178,7 +178,7 @@ impl DeckRepository for PgDeckRepository {
         )
     )]
     async fn list(&self, query: &DeckQuery) -> anyhow::Result<Page<DeckListing>> {
-        let (conditions, game) = deck_conditions(query);
+        let (conditions, game) = deck_conditions(query, Seen::ByPlan);
         let mut conn = checkout(&self.pool).await?;
         let rows = page_rows(&mut conn, query, &conditions, &game, &self.short_walks)
             .await

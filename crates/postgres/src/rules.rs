@@ -211,11 +211,11 @@ pub(crate) fn contains_pattern(value: &str) -> String {
 }
 
 /// Which decks match `query`, whatever the sort and page, and the game as SQL (see
-/// [`Conditions::game`]), which the counter sorts repeat on `s.game`. The name and card filters
-/// are planned for their values.
-pub(crate) fn deck_conditions(query: &DeckQuery) -> (Conditions, String) {
+/// [`Conditions::game`]), which the counter sorts repeat on `s.game`. The name and card filters'
+/// values are seen by the plan or not as `seen` says ([`Conditions::row_filters`]).
+pub(crate) fn deck_conditions(query: &DeckQuery, seen: Seen) -> (Conditions, String) {
     let (mut conditions, game) = deck_conditions_but_row_filters(query);
-    for clause in conditions.row_filters(&query.filters, Seen::ByPlan) {
+    for clause in conditions.row_filters(&query.filters, seen) {
         conditions.add(clause);
     }
     (conditions, game)

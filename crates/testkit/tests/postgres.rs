@@ -928,6 +928,16 @@ async fn plan_uses(conn: &mut AsyncPgConnection, filter: &str) -> Vec<PlanUse> {
     .unwrap()
 }
 
+/// Repositories on a pool of one connection, so every run of a test uses the same prepared
+/// statements, and alice, a user of them.
+async fn one_connection_with_alice(db: &TestDb) -> (deckhand_postgres::Pool, Repositories, User) {
+    let pool = deckhand_postgres::connect(db.url(), 1).await.unwrap();
+    let repos = deckhand_postgres::repositories(pool.clone());
+    let alice = user("alice");
+    repos.users.insert(&alice).await.unwrap();
+    (pool, repos, alice)
+}
+
 /// A list page is planned once per connection, not on every run (docs/benchmarks.md). An
 /// anonymous first page has no parameters at all (its game and limit are literals), so it is
 /// one plain query planned with its very values; a signed-in first page binds its viewer and
@@ -940,11 +950,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
     use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
 
     let db = TestDb::new().await;
-    // One connection, so every run below uses the same prepared statements.
-    let pool = deckhand_postgres::connect(db.url(), 1).await.unwrap();
-    let repos = deckhand_postgres::repositories(pool.clone());
-    let alice = user("alice");
-    repos.users.insert(&alice).await.unwrap();
+    let (pool, repos, alice) = one_connection_with_alice(&db).await;
     for n in 0..3 {
         repos
             .decks
@@ -1129,11 +1135,7 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
 
     let db = TestDb::new().await;
-    // One connection, so every run below uses the same prepared statements.
-    let pool = deckhand_postgres::connect(db.url(), 1).await.unwrap();
-    let repos = deckhand_postgres::repositories(pool.clone());
-    let alice = user("alice");
-    repos.users.insert(&alice).await.unwrap();
+    let (pool, repos, alice) = one_connection_with_alice(&db).await;
     repos.decks.insert(&deck(&alice, "template")).await.unwrap();
     let [common, rare, between, old] = [(); 4].map(|()| Uuid::now_v7());
     // 4,100 copies of the template, deck n edited n seconds after it, so the walked head is n

@@ -16,7 +16,8 @@ use super::list_query::{
 };
 use super::rows::{PageRow, listing_select};
 use crate::rules::{
-    Conditions, Seen, deck_conditions_but_row_filters, readable_sql, trending_bump_sql,
+    Conditions, Seen, deck_conditions, deck_conditions_but_row_filters, readable_sql,
+    trending_bump_sql,
 };
 use crate::statement::{Bind, Statement};
 
@@ -209,10 +210,7 @@ async fn gathered_page(
     conn: &mut AsyncPgConnection,
     query: &DeckQuery,
 ) -> QueryResult<Option<Vec<PageRow>>> {
-    let (mut conditions, game) = deck_conditions_but_row_filters(query);
-    for clause in conditions.row_filters(&query.filters, Seen::NotByPlan) {
-        conditions.add(clause);
-    }
+    let (mut conditions, game) = deck_conditions(query, Seen::NotByPlan);
     let where_clause = conditions.sql();
     let window = page_window(&mut conditions, query.page);
     let select = listing_select(&game);
