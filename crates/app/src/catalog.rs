@@ -1,7 +1,7 @@
 //! Catalog files into the store: `deckhand admin catalog import` and the catalog bundled with
 //! the in-memory store. Files are read on a blocking thread and streamed record by record
 //! (gzip detected by its magic bytes, a JSON array or JSON Lines by the first character), and
-//! stored in batches through `CatalogService::import_batch`, so memory stays flat whatever the
+//! stored in batches through `CatalogService::import_batches`, so memory stays flat whatever the
 //! file's size. The rules for each record live in `deckhand_domain::catalog::source`. An
 //! operator at a terminal sees a progress bar of the file's bytes on stderr; anything else
 //! (a pipe, a log, CI) sees nothing but the JSON report on stdout.
@@ -167,20 +167,12 @@ pub async fn import_reader(
     });
     // Legality changes the import brings are recorded from the day the file was made.
     let imported_at = day.midnight().assume_utc();
-    let mut stored = Ok(());
-    while let Some(batch) = batches.recv().await {
-        if stored.is_ok() {
-            stored = services
-                .catalog
-                .import_batch(game, &batch, imported_at)
-                .await;
-        }
-        if stored.is_err() {
-            // Dropping the receiver stops the parser at its next batch.
-            break;
-        }
-    }
-    drop(batches);
+    let batches = futures_util::stream::poll_fn(|context| batches.poll_recv(context));
+    // On an error the receiver is dropped, which stops the parser at its next batch.
+    let stored = services
+        .catalog
+        .import_batches(game, batches, imported_at)
+        .await;
     let parsed = parser.await.context("the catalog parser panicked")?;
     stored?;
     let (read, skipped) = parsed?;

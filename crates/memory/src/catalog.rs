@@ -295,39 +295,20 @@ impl CatalogRepository for MemoryCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
-    async fn upsert(
-        &self,
-        game: &str,
-        entries: &[CatalogEntry],
-        imported_at: OffsetDateTime,
-    ) -> anyhow::Result<()> {
+    async fn store_entries(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
         let mut state = self.0.lock();
         let tables = &mut state.catalog;
         // Like the foreign key in PostgreSQL.
-        let formats = tables
-            .games
-            .iter()
-            .find(|(known, _)| known.slug == game)
-            .map(|(_, formats)| formats.clone())
-            .ok_or_else(|| anyhow::anyhow!("no game {game:?}"))?;
+        anyhow::ensure!(
+            tables.games.iter().any(|(known, _)| known.slug == game),
+            "no game {game:?}"
+        );
         let catalog = tables.catalogs.entry(game.to_owned()).or_default();
-        // The last entry of each card speaks for it, as in PostgreSQL; for its legalities, the
-        // last one released by the file's day.
+        // The last entry of each card speaks for it, as in PostgreSQL.
         let mut last: HashMap<Uuid, &CatalogEntry> = HashMap::new();
-        let mut speaking: HashMap<Uuid, &CatalogEntry> = HashMap::new();
         for entry in entries {
             catalog.upsert(entry);
             last.insert(entry.printing.card_id, entry);
-            if entry.speaks_for_legality(imported_at) {
-                speaking.insert(entry.printing.card_id, entry);
-            }
-        }
-        let announced = tables.announcements.get(game);
-        for entry in speaking.values() {
-            let changes = announced
-                .and_then(|by_name| by_name.get(&name_key(&entry.printing.name)))
-                .map_or(&[][..], Vec::as_slice);
-            catalog.record_legalities(entry, &formats, imported_at, changes);
         }
         for entry in last.values() {
             if let Some(rules) = &entry.text_rules {
@@ -338,6 +319,40 @@ impl CatalogRepository for MemoryCatalog {
                     tables.text_rules.insert(key, rules.clone());
                 }
             }
+        }
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
+    async fn record_imported_legalities(
+        &self,
+        game: &str,
+        entries: &[CatalogEntry],
+        imported_at: OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let mut state = self.0.lock();
+        let tables = &mut state.catalog;
+        // Like the foreign keys in PostgreSQL.
+        let formats = tables
+            .games
+            .iter()
+            .find(|(known, _)| known.slug == game)
+            .map(|(_, formats)| formats.clone())
+            .ok_or_else(|| anyhow::anyhow!("no game {game:?}"))?;
+        let catalog = tables.catalogs.entry(game.to_owned()).or_default();
+        let announced = tables.announcements.get(game);
+        let speaking = CatalogEntry::speaking_for_legality(entries, imported_at);
+        if let Some(missing) = speaking
+            .iter()
+            .find(|entry| !catalog.cards.contains_key(&entry.printing.card_id))
+        {
+            anyhow::bail!("card {} is not stored", missing.printing.card_id);
+        }
+        for entry in speaking {
+            let changes = announced
+                .and_then(|by_name| by_name.get(&name_key(&entry.printing.name)))
+                .map_or(&[][..], Vec::as_slice);
+            catalog.record_legalities(entry, &formats, imported_at, changes);
         }
         Ok(())
     }

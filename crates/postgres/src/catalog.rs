@@ -390,23 +390,17 @@ fn printing_binds(game: &str, printings: &[&CatalogEntry]) -> anyhow::Result<Vec
     ])
 }
 
-async fn upsert_chunk(
+async fn store_chunk(
     conn: &mut AsyncPgConnection,
     game: &str,
     entries: &[CatalogEntry],
-    imported_at: time::OffsetDateTime,
 ) -> anyhow::Result<()> {
     // One row per card and per printing: ON CONFLICT DO UPDATE may not touch a row twice.
     let mut cards: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     let mut printings: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
-    // The last printing of each card whose legalities speak for it on the file's day.
-    let mut speaking: BTreeMap<Uuid, &CatalogEntry> = BTreeMap::new();
     for entry in entries {
         cards.insert(entry.printing.card_id, entry);
         printings.insert(entry.printing.variant_id, entry);
-        if entry.speaks_for_legality(imported_at) {
-            speaking.insert(entry.printing.card_id, entry);
-        }
     }
     let cards: Vec<&CatalogEntry> = cards.into_values().collect();
     Statement::new(UPSERT_CARDS, card_binds(game, &cards))
@@ -420,9 +414,7 @@ async fn upsert_chunk(
         .await
         .map_err(error::query)
         .context("upserting catalog printings")?;
-    let speaking: Vec<&CatalogEntry> = speaking.into_values().collect();
-    facts::record_imported(conn, game, &cards, &speaking, imported_at).await?;
-    Ok(())
+    facts::store_text_rules(conn, game, &cards).await
 }
 
 /// Every printing matching any key, as one statement: an `Append` of index lookups, one per
@@ -568,17 +560,33 @@ impl CatalogRepository for PgCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
-    async fn upsert(
+    async fn store_entries(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()> {
+        let mut conn = checkout(&self.pool).await?;
+        let conn: &mut AsyncPgConnection = &mut conn;
+        conn.transaction::<_, anyhow::Error, _>(async |conn| {
+            for chunk in entries.chunks(ROWS_PER_STATEMENT) {
+                store_chunk(conn, game, chunk).await?;
+            }
+            Ok(())
+        })
+        .await?;
+        self.cache.forget();
+        Ok(())
+    }
+
+    #[tracing::instrument(level = "debug", skip_all, fields(game = game, entries = entries.len()))]
+    async fn record_imported_legalities(
         &self,
         game: &str,
         entries: &[CatalogEntry],
         imported_at: time::OffsetDateTime,
     ) -> anyhow::Result<()> {
+        let speaking = CatalogEntry::speaking_for_legality(entries, imported_at);
         let mut conn = checkout(&self.pool).await?;
         let conn: &mut AsyncPgConnection = &mut conn;
         conn.transaction::<_, anyhow::Error, _>(async |conn| {
-            for chunk in entries.chunks(ROWS_PER_STATEMENT) {
-                upsert_chunk(conn, game, chunk, imported_at).await?;
+            for chunk in speaking.chunks(ROWS_PER_STATEMENT) {
+                facts::record_imported_legalities(conn, game, chunk, imported_at).await?;
             }
             Ok(())
         })

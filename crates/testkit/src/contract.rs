@@ -61,6 +61,7 @@ macro_rules! repository_contract_suite {
             cards_are_found_by_name_and_front_face,
             preferred_printings_follow_the_documented_order,
             a_catalog_needs_a_known_game,
+            legalities_of_a_card_not_stored_are_refused,
             fab_is_seeded_with_its_sections_pitches_and_formats,
             fab_cards_of_the_real_file_import_idempotently,
             fab_formats_and_hero_facts_are_what_a_check_reads,

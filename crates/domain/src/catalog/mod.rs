@@ -3,6 +3,8 @@
 //! identifiers into printings ([`CatalogService::resolve`]).
 
 pub mod deck_rules;
+#[cfg(test)]
+mod fixtures;
 pub mod history;
 mod index;
 mod model;

@@ -241,6 +241,22 @@ impl CatalogEntry {
             .is_none_or(|released| released <= file_day.date())
     }
 
+    /// The entry that speaks for each card's legalities among `entries` (a batch in file
+    /// order) in a file made on `file_day`: the card's last one that
+    /// [speaks](Self::speaks_for_legality), in card id order.
+    pub fn speaking_for_legality(
+        entries: &[CatalogEntry],
+        file_day: time::OffsetDateTime,
+    ) -> Vec<&CatalogEntry> {
+        let mut speaking = BTreeMap::new();
+        for entry in entries {
+            if entry.speaks_for_legality(file_day) {
+                speaking.insert(entry.printing.card_id, entry);
+            }
+        }
+        speaking.into_values().collect()
+    }
+
     /// The front face's name: the first face, or the whole name for a single-face card.
     pub fn front_face_name(&self) -> &str {
         self.face_names

@@ -27,16 +27,32 @@ pub trait CatalogRepository: Send + Sync {
     /// Inserts or replaces, by variant id, each entry and its card (by card id: name, face
     /// names, type line and colour identity are taken from the last entry of that card).
     /// Entries with `text_rules` store them by the card's name (replacing any seeded ones).
-    /// Each card's legality in each format of the game, when it differs from the last one
-    /// recorded for that card and format, is recorded in its history from `imported_at`
-    /// (statuses other than the four [`Legality`] values are left out of the history).
     /// Idempotent; one transaction. An unknown game is an error.
-    async fn upsert(
+    async fn store_entries(&self, game: &str, entries: &[CatalogEntry]) -> anyhow::Result<()>;
+
+    /// Records each card's legality in each format of the game from the entries that speak
+    /// for it ([`CatalogEntry::speaking_for_legality`]), when it differs from the one in force
+    /// at `imported_at` in the card's history, from `imported_at` on (statuses other than the
+    /// four [`Legality`] values are left out of the history). The entries' cards must be
+    /// stored ([`Self::store_entries`]) first. Idempotent; one transaction.
+    async fn record_imported_legalities(
         &self,
         game: &str,
         entries: &[CatalogEntry],
         imported_at: OffsetDateTime,
     ) -> anyhow::Result<()>;
+
+    /// [`Self::store_entries`], then [`Self::record_imported_legalities`]: two transactions.
+    async fn upsert(
+        &self,
+        game: &str,
+        entries: &[CatalogEntry],
+        imported_at: OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        self.store_entries(game, entries).await?;
+        self.record_imported_legalities(game, entries, imported_at)
+            .await
+    }
 
     /// The deck-building facts of each card of `game` among `card_ids` (unknown ids are left
     /// out): name, type line, colour identity, rules-text allowances and the legality history

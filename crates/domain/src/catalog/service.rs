@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures_util::future::try_join;
+use futures_util::{Stream, StreamExt as _};
 use uuid::Uuid;
 
 use super::ports::CatalogRepository;
@@ -74,10 +75,37 @@ impl CatalogService {
             .find(|format| Some(format.id) == id || format.slug.eq_ignore_ascii_case(wanted)))
     }
 
-    /// Stores a batch of imported printings (and their cards) of an import that started at
-    /// `imported_at` (the time its legality changes are recorded from); idempotent.
-    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, entries = entries.len()))]
-    pub async fn import_batch(
+    /// Stores the batches of an import, in order, and records the legality changes they bring
+    /// from `imported_at` (the day its file was made); idempotent. Each batch is two
+    /// transactions: its cards and printings are stored, then its legalities are compared
+    /// with each card's history and recorded. The two are pipelined: one batch's legalities
+    /// are recorded while the next batch's cards are stored, so a store that runs them on
+    /// two connections keeps two cores busy. A batch's legalities are recorded after its
+    /// cards are stored, and in file order.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
+    pub async fn import_batches(
+        &self,
+        game: &Game,
+        batches: impl Stream<Item = Vec<CatalogEntry>>,
+        imported_at: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let mut batches = std::pin::pin!(batches);
+        let mut stored: Vec<CatalogEntry> = Vec::new();
+        while let Some(batch) = batches.next().await {
+            if batch.is_empty() {
+                continue;
+            }
+            try_join(
+                self.record_legalities(game, &stored, imported_at),
+                self.repository.store_entries(&game.slug, &batch),
+            )
+            .await?;
+            stored = batch;
+        }
+        self.record_legalities(game, &stored, imported_at).await
+    }
+
+    async fn record_legalities(
         &self,
         game: &Game,
         entries: &[CatalogEntry],
@@ -87,8 +115,20 @@ impl CatalogService {
             return Ok(());
         }
         self.repository
-            .upsert(&game.slug, entries, imported_at)
+            .record_imported_legalities(&game.slug, entries, imported_at)
             .await
+    }
+
+    /// [`Self::import_batches`] of one batch.
+    #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug, entries = entries.len()))]
+    pub async fn import_batch(
+        &self,
+        game: &Game,
+        entries: &[CatalogEntry],
+        imported_at: time::OffsetDateTime,
+    ) -> anyhow::Result<()> {
+        let batches = futures_util::stream::iter([entries.to_vec()]);
+        self.import_batches(game, batches, imported_at).await
     }
 
     /// Records that an import of `game` by `origin` finished with `counts`: its
@@ -244,6 +284,75 @@ mod tests {
         let resolution =
             futures_executor::block_on(service.resolve(&game(), &blank, None)).unwrap();
         assert_eq!(resolution.unresolved.len(), 3);
+    }
+
+    /// A batch of one entry of card `card`.
+    fn batch(card: u128) -> Vec<CatalogEntry> {
+        vec![crate::catalog::fixtures::entry(
+            card,
+            card,
+            "tst",
+            &card.to_string(),
+        )]
+    }
+
+    /// A store that writes down each call, as `store N` or `record N` (N: the batch's card),
+    /// and fails to store card `failing`.
+    fn logging_store(failing: u128) -> (MockCatalogRepository, Arc<std::sync::Mutex<Vec<String>>>) {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut repository = MockCatalogRepository::new();
+        let stores = log.clone();
+        repository
+            .expect_store_entries()
+            .returning(move |_, entries| {
+                let card = entries[0].printing.card_id.as_u128();
+                stores.lock().unwrap().push(format!("store {card}"));
+                anyhow::ensure!(card != failing, "the store failed");
+                Ok(())
+            });
+        let records = log.clone();
+        repository
+            .expect_record_imported_legalities()
+            .returning(move |_, entries, _| {
+                let card = entries[0].printing.card_id.as_u128();
+                records.lock().unwrap().push(format!("record {card}"));
+                Ok(())
+            });
+        (repository, log)
+    }
+
+    fn import(repository: MockCatalogRepository, cards: &[u128]) -> anyhow::Result<()> {
+        let service = CatalogService::new(Arc::new(repository));
+        let batches = futures_util::stream::iter(cards.iter().map(|card| batch(*card)));
+        let day = time::macros::datetime!(2019-04-01 00:00 UTC);
+        futures_executor::block_on(service.import_batches(&game(), batches, day))
+    }
+
+    #[test]
+    fn an_import_records_each_batch_after_storing_it_and_in_file_order() {
+        let (repository, log) = logging_store(0);
+        import(repository, &[1, 2, 3]).unwrap();
+        let log = log.lock().unwrap().clone();
+        let position = |call: &str| log.iter().position(|logged| logged == call).unwrap();
+        for card in 1..=3 {
+            assert!(position(&format!("store {card}")) < position(&format!("record {card}")));
+        }
+        let records: Vec<&String> = log
+            .iter()
+            .filter(|call| call.starts_with("record"))
+            .collect();
+        assert_eq!(records, ["record 1", "record 2", "record 3"]);
+        assert_eq!(log.len(), 6, "{log:?}");
+    }
+
+    #[test]
+    fn a_batch_that_cannot_be_stored_stops_the_import_before_its_legalities() {
+        let (repository, log) = logging_store(2);
+        let error = import(repository, &[1, 2, 3]).unwrap_err();
+        assert_eq!(error.to_string(), "the store failed");
+        let log = log.lock().unwrap().clone();
+        assert!(!log.contains(&"record 2".to_owned()), "{log:?}");
+        assert!(!log.contains(&"store 3".to_owned()), "{log:?}");
     }
 
     /// The seed migration writes format ids as literals; they must be the v5 computation.

@@ -359,33 +359,41 @@ async fn changed_legalities(
     Ok((ids, formats, statuses))
 }
 
-/// Records the rules-text clauses of `cards` (one entry per card, the last of the batch) and
-/// the legalities of `speaking` (per card, the last entry that speaks for its legality) from
-/// the file's day `imported_at`.
-pub(super) async fn record_imported(
+/// Records the legalities of `speaking` (per card, the entry that speaks for its legality)
+/// that differ from those in force on the file's day `imported_at`, from that day on.
+pub(super) async fn record_imported_legalities(
     conn: &mut AsyncPgConnection,
     game: &str,
-    cards: &[&CatalogEntry],
     speaking: &[&CatalogEntry],
     imported_at: OffsetDateTime,
 ) -> anyhow::Result<()> {
     let (ids, formats, statuses) = changed_legalities(conn, game, speaking, imported_at).await?;
-    if !ids.is_empty() {
-        Statement::new(
-            RECORD_IMPORTED_LEGALITIES,
-            vec![
-                Bind::Text(game.to_owned()),
-                Bind::Uuids(ids),
-                Bind::Texts(formats),
-                Bind::Texts(statuses),
-                Bind::Time(imported_at),
-            ],
-        )
-        .execute(conn)
-        .await
-        .map_err(error::query)
-        .context("recording imported legalities")?;
+    if ids.is_empty() {
+        return Ok(());
     }
+    Statement::new(
+        RECORD_IMPORTED_LEGALITIES,
+        vec![
+            Bind::Text(game.to_owned()),
+            Bind::Uuids(ids),
+            Bind::Texts(formats),
+            Bind::Texts(statuses),
+            Bind::Time(imported_at),
+        ],
+    )
+    .execute(conn)
+    .await
+    .map_err(error::query)
+    .context("recording imported legalities")?;
+    Ok(())
+}
+
+/// Stores the rules-text clauses of `cards` (one entry per card, the last of the batch).
+pub(super) async fn store_text_rules(
+    conn: &mut AsyncPgConnection,
+    game: &str,
+    cards: &[&CatalogEntry],
+) -> anyhow::Result<()> {
     let mut upserted = TextRulesColumns::default();
     let mut cleared = Vec::new();
     for entry in cards {

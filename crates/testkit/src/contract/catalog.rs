@@ -373,3 +373,26 @@ pub async fn a_catalog_needs_a_known_game(repos: &Repositories) -> Outcome {
     );
     Ok(())
 }
+
+/// A batch's legalities are recorded after its cards are stored
+/// (`CatalogService::import_batches`); for a card the catalog does not hold, the store
+/// refuses them and records nothing.
+pub async fn legalities_of_a_card_not_stored_are_refused(repos: &Repositories) -> Outcome {
+    let stored = printing(Uuid::new_v4(), "Stored Card", "tst", "1");
+    let unknown = printing(Uuid::new_v4(), "Unknown Card", "tst", "2");
+    let at = crate::fixtures::now();
+    repos
+        .catalog
+        .store_entries("mtg", std::slice::from_ref(&stored))
+        .await?;
+    let refused = repos
+        .catalog
+        .record_imported_legalities("mtg", &[stored.clone(), unknown.clone()], at)
+        .await;
+    assert!(refused.is_err());
+    let ids = [stored.printing.card_id, unknown.printing.card_id];
+    let facts = repos.catalog.card_facts("mtg", &ids).await?;
+    assert_eq!(facts.len(), 1);
+    assert!(facts[0].legalities.is_empty(), "{:?}", facts[0].legalities);
+    Ok(())
+}
