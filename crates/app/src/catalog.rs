@@ -278,9 +278,9 @@ fn read_records<T: DeserializeOwned>(
         read: 0,
         skipped: 0,
     };
-    let mut json = serde_json::Deserializer::from_reader(reader);
     if array {
         // Element by element: a visitor over the sequence never holds the whole array.
+        let mut json = serde_json::Deserializer::from_reader(reader);
         json.deserialize_seq(EachElement {
             batcher: &mut batcher,
             marker: PhantomData,
@@ -288,13 +288,58 @@ fn read_records<T: DeserializeOwned>(
         .context("reading the JSON array")?;
         json.end().context("after the JSON array")?;
     } else {
-        for record in json.into_iter::<T>() {
-            let record = record.with_context(|| format!("reading record {}", batcher.read + 1))?;
-            batcher.push(record)?;
-        }
+        each_value(&mut *reader, |record| batcher.push(record))?;
     }
     batcher.flush()?;
     Ok((batcher.read, batcher.skipped))
+}
+
+/// How much of a JSON Lines file is read at a time: the whole of any record, however long,
+/// is kept until it is parsed.
+const CHUNK: usize = 256 * 1024;
+
+/// Hands each JSON value of `reader` (JSON Lines, or values one after another however they are
+/// laid out) to `each`, in order; an error names the record it is in (counted from 1). The
+/// values are parsed from a slice of a buffer refilled a chunk at a time (serde_json reads a
+/// slice several times faster than an `io::Read`, which it takes byte by byte), so memory
+/// holds a chunk and the record that straddles it, whatever the file's size.
+fn each_value<T: DeserializeOwned>(
+    reader: &mut dyn BufRead,
+    mut each: impl FnMut(T) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let mut handed: u64 = 0;
+    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK);
+    let mut at_end = false;
+    loop {
+        let mut values = serde_json::Deserializer::from_slice(&buffer).into_iter::<T>();
+        for value in values.by_ref() {
+            match value {
+                Ok(value) => {
+                    handed += 1;
+                    each(value)?;
+                }
+                // The record goes on in the next chunk.
+                Err(error) if error.is_eof() && !at_end => break,
+                Err(error) => {
+                    return Err(error).with_context(|| format!("reading record {}", handed + 1));
+                }
+            }
+        }
+        let parsed = values.byte_offset();
+        if at_end {
+            return Ok(());
+        }
+        buffer.drain(..parsed);
+        // At least one read: what is left may be a record longer than a chunk.
+        let wanted = buffer.len() + CHUNK;
+        while buffer.len() < wanted && !at_end {
+            let chunk = reader.fill_buf().context("reading the catalog file")?;
+            at_end = chunk.is_empty();
+            buffer.extend_from_slice(chunk);
+            let length = chunk.len();
+            reader.consume(length);
+        }
+    }
 }
 
 struct Batcher<'a, T, E> {
@@ -481,6 +526,24 @@ mod tests {
         assert_eq!(sizes, [1000, 1000, 500]);
     }
 
+    /// Records longer than a chunk, and records cut anywhere by a chunk's end, read whole.
+    #[test]
+    fn records_are_read_whole_across_chunks() {
+        let long_name = "K".repeat(3 * CHUNK);
+        let long = CARD.replace("Karn, Scion of Urza", &long_name);
+        let many = (0..3 * CHUNK / CARD.len())
+            .map(|_| CARD)
+            .collect::<Vec<_>>()
+            .join("\n");
+        let file = format!("{many}\n{long}\n{TOKEN}\n");
+        let (entries, read, skipped) = parse_all(file.clone().into_bytes());
+        assert_eq!(read, u64::try_from(3 * CHUNK / CARD.len()).unwrap() + 2);
+        assert_eq!(skipped, 1);
+        assert_eq!(entries.last().unwrap().printing.name, long_name);
+        let (gzipped_entries, _, _) = parse_all(gzipped(file.as_bytes()));
+        assert_eq!(gzipped_entries.len(), entries.len());
+    }
+
     #[test]
     fn a_broken_record_names_its_position() {
         let error = parse(
@@ -491,6 +554,19 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{error:#}").contains("record 2"), "{error:#}");
+    }
+
+    /// A file cut inside its last record is refused, not read as ending one record early.
+    #[test]
+    fn a_file_cut_inside_a_record_names_it() {
+        let cut = &CARD[..CARD.len() / 2];
+        for (file, cut_record) in [
+            (format!("{CARD}\n{cut}"), "record 2"),
+            (format!("{CARD}\n{CARD}\n{cut}\n"), "record 3"),
+        ] {
+            let error = parse(file.as_bytes(), Source::Scryfall, &mtg(), |_| Ok(())).unwrap_err();
+            assert!(format!("{error:#}").contains(cut_record), "{error:#}");
+        }
     }
 
     /// A `fab-cards` record is a card with every printing: one entry each, batched alike.
