@@ -9,7 +9,9 @@
 //! of 127.0.0.1) three times (the median: the database's own ceiling) and
 //! `GET /healthz` (the HTTP ceiling), drive every request of the table with oha (installed
 //! with `cargo install oha --locked` when missing) and print req/s, p50/p99 and each one's
-//! share of that median and of `/healthz`'s rate. Last, this tree's server answers every
+//! share of that median and of `/healthz`'s rate; then the same binary on its in-memory store
+//! (`memory_store`: `/healthz`, the list and a detail, as shares of that `/healthz`). Last,
+//! this tree's server answers every
 //! list sort and filter, the last page of the result window and feed pages once with
 //! auto_explain on, and every plan that scans a large table sequentially is printed; and the
 //! greedy-neighbours scenario of issue 41 (`greedy`) runs on it. `--greedy-only` runs that
@@ -23,6 +25,8 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+mod memory_store;
+
 use crate::chart::{self, BarGroup};
 use crate::cluster;
 use crate::cpu;
@@ -33,6 +37,7 @@ use crate::local::{
 };
 use crate::pg::{self, Cluster, PgBouncer};
 use crate::process::run_quietly;
+use memory_store::MemoryRow;
 
 /// The settings of a run; the defaults are the ones docs/benchmarks.md records.
 pub struct Options {
@@ -273,11 +278,23 @@ fn measure(
             &targets,
         )
         .with_context(|| format!("the server's log is {}", log.display()))?;
+        // The store changes nothing through PgBouncer: its rows are measured once a binary.
+        let memory = if server.pooled || options.resolve_only {
+            Vec::new()
+        } else {
+            let log = work.join(format!(
+                "server-{}-memory.log",
+                server.label.replace(' ', "-")
+            ));
+            memory_store::measure(&server.binary, oha, options, &log)
+                .with_context(|| format!("the in-memory server's log is {}", log.display()))?
+        };
         runs.push(Run {
             label: server.label,
             pooled: server.pooled,
             ceiling,
             rows,
+            memory,
         });
     }
     if options.resolve_only {
@@ -630,6 +647,8 @@ struct Run {
     pooled: bool,
     ceiling: f64,
     rows: Vec<Row>,
+    /// The same binary on its in-memory store, `/healthz` first (none through PgBouncer).
+    memory: Vec<MemoryRow>,
 }
 
 impl Run {
@@ -1325,6 +1344,45 @@ fn print_runs(runs: &[Run]) {
         ));
         println!("{line}");
     }
+    print_memory_runs(runs);
+}
+
+/// The in-memory store's rows of every run that has them, as a Markdown table.
+fn print_memory_runs(runs: &[Run]) {
+    let measured: Vec<&Run> = runs.iter().filter(|run| !run.memory.is_empty()).collect();
+    let Some(first) = measured.first() else {
+        return;
+    };
+    let mut header = String::from("| in-memory store |");
+    let mut rule = String::from("|---|");
+    for run in &measured {
+        header.push_str(&format!(
+            " {}: req/s (of /healthz) | p50 / p99 ms | CPU ms/req server |",
+            run.label
+        ));
+        rule.push_str("---|---|---|");
+    }
+    println!("\n{header} goal |\n{rule}---|");
+    for (index, row) in first.memory.iter().enumerate() {
+        let mut line = format!("| {} |", row.name);
+        for run in &measured {
+            let Some(row) = run.memory.get(index) else {
+                line.push_str(" | | |");
+                continue;
+            };
+            let share = row.share_of_healthz(&run.memory).unwrap_or(f64::NAN);
+            line.push_str(&format!(
+                " {:.0} ({share:.3}) | {:.1} / {:.1} | {:.3} |",
+                row.measured.rate, row.measured.p50_ms, row.measured.p99_ms, row.server_cpu_ms
+            ));
+        }
+        let goal = if index == 0 {
+            String::new()
+        } else {
+            format!("≥ {} of /healthz", memory_store::GOAL)
+        };
+        println!("{line} {goal} |");
+    }
 }
 
 fn runs_json(runs: &[Run]) -> Vec<Value> {
@@ -1348,6 +1406,14 @@ fn runs_json(runs: &[Run]) -> Vec<Value> {
                         "pooler": cpu.pooler_ms,
                     })),
                     "goal": row.goal.map(Goal::text),
+                })).collect::<Vec<_>>(),
+                "memory_store": run.memory.iter().map(|row| serde_json::json!({
+                    "name": row.name,
+                    "rate": row.measured.rate,
+                    "healthz_share": row.share_of_healthz(&run.memory),
+                    "p50_ms": row.measured.p50_ms,
+                    "p99_ms": row.measured.p99_ms,
+                    "server_cpu_ms_per_request": row.server_cpu_ms,
                 })).collect::<Vec<_>>(),
             })
         })
