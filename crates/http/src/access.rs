@@ -4,6 +4,7 @@
 //! order, so a handler starts with what it may use.
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use actix_web::dev::Payload;
 use actix_web::{Error, FromRequest, HttpRequest, web};
@@ -239,7 +240,7 @@ impl ScopedPath for MatchupPath {
 /// write what they name is the service's to judge.
 pub(crate) struct PathAccess<R, P, D = OnPrimary> {
     pub(crate) principal: Principal,
-    pub(crate) game: Game,
+    pub(crate) game: Arc<Game>,
     pub(crate) path: P,
     /// The database whose services the handler calls ([`HttpState::services_on`]).
     pub(crate) database: Database,
@@ -273,7 +274,7 @@ async fn authorized_game(
     slug: &str,
     rule: AccessRule,
     replica_may_serve: bool,
-) -> Result<(Principal, Game, Database), ApiError> {
+) -> Result<(Principal, Arc<Game>, Database), ApiError> {
     let state = request
         .app_data::<web::Data<HttpState>>()
         .ok_or_else(|| ApiError::unexpected(anyhow::anyhow!("HttpState is not registered")))?;
@@ -292,7 +293,7 @@ async fn authorized_game(
 
 /// The game of a `{game}` path segment, or 404 `SERVICE_NOT_FOUND`, for endpoints open to
 /// every caller.
-pub(crate) async fn known_game(services: &Services, slug: &str) -> Result<Game, ApiError> {
+pub(crate) async fn known_game(services: &Services, slug: &str) -> Result<Arc<Game>, ApiError> {
     services
         .catalog
         .game(slug)

@@ -3,6 +3,8 @@
 //! identity service decide. The API gate (`middleware::api_gate`) authenticates every API
 //! request once; handlers take [`Caller`], which reuses that result.
 
+use std::sync::LazyLock;
+
 use actix_web::dev::Payload;
 use actix_web::http::header::{AUTHORIZATION, HeaderMap};
 use actix_web::{FromRequest, HttpMessage as _, HttpRequest, web};
@@ -89,10 +91,11 @@ fn presented_credentials(headers: &HeaderMap) -> Result<PresentedCredentials, Un
 /// `DECKHAND_PUBLIC_URL` + that path. Without a digest from the gate the body counts as empty,
 /// which fails closed: a signature over a real body will not verify.
 fn request_facts(request: &HttpRequest, public_url: &str) -> RequestFacts {
+    static EMPTY_BODY_SHA256: LazyLock<[u8; 32]> = LazyLock::new(|| deckhand_auth::sha256(b""));
     let body_sha256 = request
         .extensions()
         .get::<BodyDigest>()
-        .map_or_else(|| deckhand_auth::sha256(b""), |digest| digest.0);
+        .map_or(*EMPTY_BODY_SHA256, |digest| digest.0);
     RequestFacts {
         method: request.method().as_str().to_owned(),
         path: request.uri().path().to_owned(),

@@ -74,7 +74,7 @@ fn json_digest_tagged<T: Serialize>(
 ) -> Result<HttpResponse, ApiError> {
     let bytes = serde_json::to_vec(body).map_err(|error| ApiError::unexpected(error.into()))?;
     let digest = deckhand_auth::sha256(&bytes);
-    let tag = make_tag(hex(&digest[..16]));
+    let tag = make_tag(data_encoding::HEXLOWER.encode(&digest[..16]));
     if not_modified(request, &tag) {
         return Ok(not_modified_answer(tag));
     }
@@ -89,10 +89,6 @@ fn not_modified_answer(etag: EntityTag) -> HttpResponse {
     HttpResponse::NotModified()
         .insert_header(ETag(etag))
         .finish()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -133,6 +133,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for EnvelopedIo<T> {
 
 /// Where a bare refusal by the dispatcher starts at the end of `buf`, and its status.
 fn bare_refusal(buf: &[u8]) -> Option<(usize, StatusCode)> {
+    // A write that ends a head ends a line; most writes end a body (`}` of JSON) and are
+    // passed on without a search.
+    if !buf.ends_with(b"\n") {
+        return None;
+    }
     // A refusal head is short; only the tail of a write can hold one.
     let tail_start = buf.len().saturating_sub(256);
     let start = tail_start

@@ -111,7 +111,7 @@ impl GameCatalog {
 
 #[derive(Debug)]
 pub(crate) struct Tables {
-    games: Vec<(Game, Vec<Format>)>,
+    games: Vec<(Arc<Game>, Arc<[Format]>)>,
     catalogs: HashMap<String, GameCatalog>,
     /// Deck-building clauses of rules text by game and name key (as `card_text_rules`).
     text_rules: HashMap<(String, String), CardTextRules>,
@@ -135,7 +135,7 @@ impl Default for Tables {
                 _ => None,
             },
         };
-        let formats = |game: &str, list: &[(&str, &str)]| -> Vec<Format> {
+        let formats = |game: &str, list: &[(&str, &str)]| -> Arc<[Format]> {
             list.iter()
                 .map(|(slug, name)| Format {
                     id: format_id(game, slug),
@@ -184,7 +184,7 @@ impl Default for Tables {
         Self {
             games: vec![
                 (
-                    mtg,
+                    mtg.into(),
                     formats(
                         "mtg",
                         &[
@@ -199,7 +199,7 @@ impl Default for Tables {
                     ),
                 ),
                 (
-                    lorcana,
+                    lorcana.into(),
                     formats(
                         "lorcana",
                         &[
@@ -209,7 +209,7 @@ impl Default for Tables {
                     ),
                 ),
                 (
-                    fab,
+                    fab.into(),
                     formats(
                         "fab",
                         &[
@@ -239,7 +239,7 @@ impl Tables {
         self.games
             .iter()
             .find(|(game, _)| game.slug == slug)
-            .map(|(game, _)| game)
+            .map(|(game, _)| &**game)
     }
 }
 
@@ -267,12 +267,12 @@ impl CatalogRepository for MemoryCatalog {
             .catalog
             .games
             .iter()
-            .map(|(game, _)| game.clone())
+            .map(|(game, _)| Game::clone(game))
             .collect())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
-    async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
+    async fn game(&self, slug: &str) -> anyhow::Result<Option<Arc<Game>>> {
         let state = self.0.lock();
         Ok(state
             .catalog
@@ -283,7 +283,7 @@ impl CatalogRepository for MemoryCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
-    async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
+    async fn formats(&self, game: &str) -> anyhow::Result<Arc<[Format]>> {
         let state = self.0.lock();
         Ok(state
             .catalog

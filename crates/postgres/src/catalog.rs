@@ -540,11 +540,16 @@ impl PgCatalog {
 impl CatalogRepository for PgCatalog {
     #[tracing::instrument(level = "debug", skip_all)]
     async fn games(&self) -> anyhow::Result<Vec<Game>> {
-        Ok(self.cache.snapshot().await?.games.clone())
+        let snapshot = self.cache.snapshot().await?;
+        Ok(snapshot
+            .games
+            .iter()
+            .map(|game| Game::clone(game))
+            .collect())
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
-    async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>> {
+    async fn game(&self, slug: &str) -> anyhow::Result<Option<Arc<Game>>> {
         let snapshot = self.cache.snapshot().await?;
         Ok(snapshot
             .games
@@ -554,7 +559,7 @@ impl CatalogRepository for PgCatalog {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = game))]
-    async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>> {
+    async fn formats(&self, game: &str) -> anyhow::Result<Arc<[Format]>> {
         let snapshot = self.cache.snapshot().await?;
         Ok(snapshot.formats.get(game).cloned().unwrap_or_default())
     }

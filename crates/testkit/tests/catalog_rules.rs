@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 struct World {
     catalog: CatalogService,
-    game: Game,
+    game: std::sync::Arc<Game>,
     bears: CatalogEntry,
     bears_old: CatalogEntry,
     fire_ice: CatalogEntry,

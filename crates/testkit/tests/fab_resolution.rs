@@ -4,12 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::sync::Arc;
+
 use deckhand_domain::catalog::{
     CardIdentifier, CatalogService, Game, MatchedBy, Resolution, UnresolvedReason,
 };
 use deckhand_testkit::contract::fab_slice_entries;
 
-async fn world() -> (CatalogService, Game) {
+async fn world() -> (CatalogService, Arc<Game>) {
     let repos = deckhand_memory::repositories();
     let catalog = CatalogService::new(repos.catalog.clone());
     let game = catalog.game("fab").await.unwrap();
@@ -27,7 +29,10 @@ fn id(build: impl FnOnce(&mut CardIdentifier)) -> CardIdentifier {
     identifier
 }
 
-async fn resolve(world: &(CatalogService, Game), identifiers: &[CardIdentifier]) -> Resolution {
+async fn resolve(
+    world: &(CatalogService, Arc<Game>),
+    identifiers: &[CardIdentifier],
+) -> Resolution {
     world.0.resolve(&world.1, identifiers, None).await.unwrap()
 }
 

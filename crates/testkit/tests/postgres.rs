@@ -747,11 +747,7 @@ fn a_failed_tests_schema_is_dropped() {
 /// The label of mtg's mainboard section as `repos` answers it.
 async fn mainboard_label(repos: &Repositories) -> String {
     let game = repos.catalog.game("mtg").await.unwrap().unwrap();
-    game.sections
-        .into_iter()
-        .find(|section| section.key == "mainboard")
-        .unwrap()
-        .label
+    game.section("mainboard").unwrap().label.clone()
 }
 
 /// Games, sections and formats are held in memory, and every instance drops its copy when the

@@ -19,10 +19,12 @@ use super::{CardName, CardPick, CatalogCounts, CatalogEntry, Format, Game, Print
 pub trait CatalogRepository: Send + Sync {
     /// Every game, in display order, with sections in game order.
     async fn games(&self) -> anyhow::Result<Vec<Game>>;
-    /// The game with this slug, `None` when there is none.
-    async fn game(&self, slug: &str) -> anyhow::Result<Option<Game>>;
-    /// The formats of `game`, in display order (empty for an unknown game).
-    async fn formats(&self, game: &str) -> anyhow::Result<Vec<Format>>;
+    /// The game with this slug, `None` when there is none; shared, as every request with a
+    /// `{game}` segment reads it.
+    async fn game(&self, slug: &str) -> anyhow::Result<Option<Arc<Game>>>;
+    /// The formats of `game`, in display order (empty for an unknown game), shared: every
+    /// list and detail page reads them, and they change only with a migration.
+    async fn formats(&self, game: &str) -> anyhow::Result<Arc<[Format]>>;
 
     /// Inserts or replaces, by variant id, each entry and its card (by card id: name, face
     /// names, type line and colour identity are taken from the last entry of that card).

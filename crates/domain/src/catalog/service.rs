@@ -40,7 +40,7 @@ impl CatalogService {
 
     /// The game of a `{game}` path segment; `NotFound` for an unknown slug.
     #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
-    pub async fn game(&self, slug: &str) -> Result<Game, GameNotFound> {
+    pub async fn game(&self, slug: &str) -> Result<std::sync::Arc<Game>, GameNotFound> {
         self.repository
             .game(slug)
             .await?
@@ -48,7 +48,7 @@ impl CatalogService {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
-    pub async fn formats(&self, game: &Game) -> anyhow::Result<Vec<Format>> {
+    pub async fn formats(&self, game: &Game) -> anyhow::Result<std::sync::Arc<[Format]>> {
         self.repository.formats(&game.slug).await
     }
 
@@ -71,8 +71,9 @@ impl CatalogService {
         Ok(self
             .formats(game)
             .await?
-            .into_iter()
-            .find(|format| Some(format.id) == id || format.slug.eq_ignore_ascii_case(wanted)))
+            .iter()
+            .find(|format| Some(format.id) == id || format.slug.eq_ignore_ascii_case(wanted))
+            .cloned())
     }
 
     /// Stores the batches of an import, in order, and records the legality changes they bring

@@ -43,8 +43,8 @@ const CHANNEL: &str = "deckhand_catalog";
 /// Every game with its sections, and every game's formats, as one consistent copy.
 #[derive(Debug)]
 pub(super) struct Snapshot {
-    pub(super) games: Vec<Game>,
-    pub(super) formats: HashMap<String, Vec<Format>>,
+    pub(super) games: Vec<Arc<Game>>,
+    pub(super) formats: HashMap<String, Arc<[Format]>>,
 }
 
 #[derive(Debug, Default)]
@@ -229,6 +229,11 @@ impl CatalogCache {
                 rules,
             });
         }
+        let formats = formats
+            .into_iter()
+            .map(|(game, formats)| (game, Arc::from(formats)))
+            .collect();
+        let games = games.into_iter().map(Arc::new).collect();
         Ok(Snapshot { games, formats })
     }
 

@@ -18,7 +18,7 @@ pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {
     let slugs: Vec<&str> = games.iter().map(|game| game.slug.as_str()).collect();
     assert_eq!(slugs, ["mtg", "lorcana", "fab"]);
     let mtg = repos.catalog.game("mtg").await?.context("mtg")?;
-    assert_eq!(mtg, games[0]);
+    assert_eq!(*mtg, games[0]);
     assert_eq!(mtg.colors, ["W", "U", "B", "R", "G"]);
     let sections = |game: &Game| -> Vec<(String, String, bool, Option<FeaturedSlot>)> {
         game.sections
@@ -76,7 +76,7 @@ pub async fn games_and_formats_are_seeded(repos: &Repositories) -> Outcome {
             "commander"
         ]
     );
-    for format in formats {
+    for format in formats.iter() {
         assert_eq!(format.id, format_id("mtg", &format.slug), "{}", format.slug);
     }
     let lorcana = repos.catalog.formats("lorcana").await?;

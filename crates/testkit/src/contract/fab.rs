@@ -54,7 +54,7 @@ pub async fn fab_is_seeded_with_its_sections_pitches_and_formats(repos: &Reposit
             "open"
         ]
     );
-    for format in &formats {
+    for format in formats.iter() {
         let id = deckhand_domain::catalog::format_id("fab", &format.slug);
         assert_eq!(format.id, id, "{}", format.slug);
     }
@@ -134,7 +134,7 @@ pub async fn fab_formats_and_hero_facts_are_what_a_check_reads(repos: &Repositor
 
     // cc and blitz carry rules; the other formats legality only.
     let formats = repos.catalog.formats("fab").await?;
-    for format in &formats {
+    for format in formats.iter() {
         assert_eq!(
             format.rules,
             seeds::fab_rules(&format.slug),

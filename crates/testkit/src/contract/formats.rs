@@ -18,7 +18,7 @@ use super::support::Outcome;
 
 pub async fn formats_carry_their_deck_rules(repos: &Repositories) -> Outcome {
     let formats = repos.catalog.formats("mtg").await?;
-    for format in &formats {
+    for format in formats.iter() {
         assert_eq!(
             format.rules,
             seeds::mtg_rules(&format.slug),

@@ -110,7 +110,8 @@ fn catalog_repository() -> MockCatalogRepository {
             slug: "commander".into(),
             name: "Commander".into(),
             rules: crate::catalog::seeds::mtg_rules("commander"),
-        }])
+        }]
+        .into())
     });
     repository
 }

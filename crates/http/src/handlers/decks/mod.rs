@@ -18,6 +18,7 @@ pub(crate) mod versions;
 pub(crate) mod views;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use actix_web::http::header::{self, ETag, EntityTag};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
@@ -441,6 +442,6 @@ pub fn if_match(request: &HttpRequest) -> Result<Option<i32>, ApiError> {
 }
 
 /// The game's formats, for rendering `format` objects of many decks with one lookup.
-pub async fn formats_of(services: &Services, game: &Game) -> Result<Vec<Format>, ApiError> {
+pub async fn formats_of(services: &Services, game: &Game) -> Result<Arc<[Format]>, ApiError> {
     Ok(services.catalog.formats(game).await?)
 }

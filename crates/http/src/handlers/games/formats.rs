@@ -28,7 +28,8 @@ pub async fn list_formats(
     let formats = services.catalog.formats(&game).await?;
     Ok(HttpResponse::Ok().json(
         formats
-            .into_iter()
+            .iter()
+            .cloned()
             .map(FormatListItem::from)
             .collect::<Vec<_>>(),
     ))
