@@ -74,6 +74,16 @@ impl Options {
     fn events(&self) -> u32 {
         self.events.unwrap_or(self.decks)
     }
+
+    /// oha's arguments for a load run at this width and length, to which a case adds its own.
+    fn load_args(&self) -> Vec<String> {
+        args(&[
+            "-c",
+            &self.connections.to_string(),
+            "-z",
+            &format!("{}s", self.seconds),
+        ])
+    }
 }
 
 /// Base64 of 32 bytes of 7: the run's secret key (the data is thrown away afterwards).
@@ -1012,17 +1022,10 @@ fn at_peak(
     pgbench_rate: f64,
     cases: &[Case],
 ) -> Result<Vec<Row>> {
-    let concurrency = options.connections.to_string();
-    let seconds = format!("{}s", options.seconds);
     let history_before = history(cluster)?;
     let mut rows = Vec::new();
     for case in cases {
-        let mut oha_args = vec![
-            "-c".to_owned(),
-            concurrency.clone(),
-            "-z".to_owned(),
-            seconds.clone(),
-        ];
+        let mut oha_args = options.load_args();
         oha_args.extend(case.oha.iter().cloned());
         statements(cluster)?;
         let cpu_before = processes.cpu()?;
@@ -1061,8 +1064,6 @@ fn at_half_peak(
     cases: &[Case],
     rows: &mut Vec<Row>,
 ) -> Result<()> {
-    let concurrency = options.connections.to_string();
-    let seconds = format!("{}s", options.seconds);
     let half_peak: &[(&str, usize)] = if options.resolve_only {
         &[]
     } else {
@@ -1081,14 +1082,8 @@ fn at_half_peak(
     }
     for &(_, index) in half_peak {
         let half = (rows[index].measured.rate / 2.0).max(1.0);
-        let mut oha_args = vec![
-            "-c".to_owned(),
-            concurrency.clone(),
-            "-z".to_owned(),
-            seconds.clone(),
-            "-q".to_owned(),
-            format!("{half:.0}"),
-        ];
+        let mut oha_args = options.load_args();
+        oha_args.extend(["-q".to_owned(), format!("{half:.0}")]);
         oha_args.extend(cases[index].oha.iter().cloned());
         let row = Row {
             name: if index == 1 {

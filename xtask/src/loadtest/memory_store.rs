@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::{Options, args};
+use super::Options;
 use crate::cluster;
 use crate::cpu;
 use crate::local::{API, Measured, free_address, get, run_oha, wait_for_health};
@@ -68,12 +68,12 @@ pub(super) fn measure(
             "\n{:<28} {:>9} {:>9} {:>9} {:>10} {:>9} cpu ms/req: server",
             "in-memory store", "req/s", "p50 ms", "p99 ms", "/healthz", "goal"
         );
-        let concurrency = options.connections.to_string();
-        let seconds = format!("{}s", options.seconds);
         let mut rows = Vec::new();
         for (name, url) in cases {
             let before = cpu::process_seconds(server.id())?;
-            let measured = run_oha(oha, &args(&["-c", &concurrency, "-z", &seconds, &url]))?;
+            let mut oha_args = options.load_args();
+            oha_args.push(url);
+            let measured = run_oha(oha, &oha_args)?;
             let used = cpu::process_seconds(server.id())? - before;
             let row = MemoryRow {
                 name,

@@ -40,7 +40,7 @@ impl CatalogService {
 
     /// The game of a `{game}` path segment; `NotFound` for an unknown slug.
     #[tracing::instrument(level = "debug", skip_all, fields(game = slug))]
-    pub async fn game(&self, slug: &str) -> Result<std::sync::Arc<Game>, GameNotFound> {
+    pub async fn game(&self, slug: &str) -> Result<Arc<Game>, GameNotFound> {
         self.repository
             .game(slug)
             .await?
@@ -48,7 +48,7 @@ impl CatalogService {
     }
 
     #[tracing::instrument(level = "debug", skip_all, fields(game = %game.slug))]
-    pub async fn formats(&self, game: &Game) -> anyhow::Result<std::sync::Arc<[Format]>> {
+    pub async fn formats(&self, game: &Game) -> anyhow::Result<Arc<[Format]>> {
         self.repository.formats(&game.slug).await
     }
 
