@@ -1,15 +1,19 @@
 //! The connection pool: how connections are made, checked and timed out.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use deadpool::managed::{HookError, HookFuture, Metrics};
+use deadpool::Status;
+use deadpool::managed::{HookError, HookFuture, Metrics, TimeoutType, Timeouts};
 
 use diesel::connection::CacheSize;
 use diesel::sql_types::Text;
 use diesel::{ConnectionError, ConnectionResult, QueryableByName};
-use diesel_async::pooled_connection::deadpool::{Hook, Object};
+use diesel_async::pooled_connection::deadpool::{Hook, Object, PoolError};
 use diesel_async::pooled_connection::{
     AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
 };
@@ -17,8 +21,137 @@ use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl, SimpleAsyncC
 
 use crate::{ended_sessions, error};
 
-/// A pool of PostgreSQL connections.
-pub type Pool = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnection>;
+/// One deadpool pool: a shard of a [`Pool`].
+type Shard = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnection>;
+
+/// A pool of PostgreSQL connections, in one shard per core (the HTTP server's default number
+/// of workers).
+///
+/// A connection's protocol is driven by a task on the thread that made it. Each HTTP worker
+/// is a thread of its own, so a statement sent on a connection made by another worker crosses
+/// threads twice (the statement out, the rows back), each a wake-up of the other thread. Kept
+/// on their thread, a deck detail's statement costs the server a sixth less CPU and the deck
+/// list serves a fifth to four fifths more requests a second on two cores (docs/benchmarks.md,
+/// "Connections kept on their worker"). A thread therefore has a home shard and takes an idle connection from it
+/// first. Shards share their capacity: an idle connection of any shard is taken before anyone
+/// waits, and a caller who must wait waits in its home shard's queue (in a busy pool, most
+/// statements then stay on their thread), for [`HOME_WAIT`] at most before it waits on every
+/// shard.
+#[derive(Clone)]
+pub struct Pool {
+    shards: Arc<[Shard]>,
+    /// Callers waiting for a connection (one may wait on several shards at once).
+    waiting: Arc<AtomicUsize>,
+}
+
+/// How long a caller who found no idle connection waits for one of its home shard before it
+/// waits for any shard's: far longer than a queue of short statements takes to move, far
+/// shorter than [`POOL_TIMEOUT`], so that a shard held by slow statements delays the callers
+/// homed on it by this much at most while other shards' connections come free.
+const HOME_WAIT: Duration = Duration::from_millis(20);
+
+/// One caller counted among a pool's waiting callers while it lives.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn counted_in(waiting: &'a AtomicUsize) -> Self {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        Self(waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `shard`'s own timeouts with `wait` for a free connection.
+fn waiting(shard: &Shard, wait: Duration) -> Timeouts {
+    Timeouts {
+        wait: Some(wait),
+        ..shard.timeouts()
+    }
+}
+
+thread_local! {
+    /// This thread's home shard, numbered on its first checkout.
+    static HOME: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The numbers handed to threads as they first check a connection out.
+static THREADS_SEEN: AtomicUsize = AtomicUsize::new(0);
+
+impl Pool {
+    /// A pool of `shards`, no caller waiting.
+    pub(crate) fn of(shards: Vec<Shard>) -> Self {
+        Self {
+            shards: shards.into(),
+            waiting: Arc::default(),
+        }
+    }
+
+    /// A connection: an idle one of this thread's home shard, else an idle one of any other
+    /// shard, else the first of the home shard's to come free within [`HOME_WAIT`], else the
+    /// first of any shard's (or a new one where there is room).
+    pub async fn get(&self) -> Result<Object<AsyncPgConnection>, PoolError> {
+        let (home, count) = (self.home(), self.shards.len());
+        for shard in (0..count).map(|step| &self.shards[(home + step) % count]) {
+            match shard.timeout_get(&waiting(shard, Duration::ZERO)).await {
+                Err(PoolError::Timeout(TimeoutType::Wait)) => {}
+                taken => return taken,
+            }
+        }
+        let _counted = Waiting::counted_in(&self.waiting);
+        let home = &self.shards[home];
+        if count == 1 {
+            return home.get().await;
+        }
+        match home.timeout_get(&waiting(home, HOME_WAIT)).await {
+            Err(PoolError::Timeout(TimeoutType::Wait)) => {}
+            taken => return taken,
+        }
+        let waits = self.shards.iter().map(|shard| Box::pin(shard.get()));
+        futures_util::future::select_all(waits).await.0
+    }
+
+    /// The shards' sizes and connections summed, and the callers waiting.
+    pub fn status(&self) -> Status {
+        let empty = Status {
+            max_size: 0,
+            size: 0,
+            available: 0,
+            waiting: AtomicUsize::load(&self.waiting, Ordering::Relaxed),
+        };
+        self.shards
+            .iter()
+            .map(Shard::status)
+            .fold(empty, |sum, shard| Status {
+                max_size: sum.max_size + shard.max_size,
+                size: sum.size + shard.size,
+                available: sum.available + shard.available,
+                ..sum
+            })
+    }
+
+    /// Closes every shard: waiters and later checkouts fail, connections close as they return.
+    pub fn close(&self) {
+        self.shards.iter().for_each(Shard::close);
+    }
+
+    /// This thread's home shard's place in `shards`.
+    fn home(&self) -> usize {
+        let number = HOME.with(|home| match home.get() {
+            Some(number) => number,
+            None => {
+                let number = THREADS_SEEN.fetch_add(1, Ordering::Relaxed);
+                home.set(Some(number));
+                number
+            }
+        });
+        number % self.shards.len()
+    }
+}
 
 /// How long a call waits for a free connection, for a new one, or for the liveness check of an
 /// idle one. Short, so that with PostgreSQL down a request fails fast (a 503) instead of hanging.
@@ -90,33 +223,73 @@ pub async fn connect_with_timeout(
     connect_through(database_url, pool_size, statement_timeout, Pooler::None).await
 }
 
-/// [`connect_with_timeout`], through `pooler`.
+/// [`connect_with_timeout`], through `pooler`, in one shard per core.
 pub async fn connect_through(
     database_url: &str,
     pool_size: usize,
     statement_timeout: Duration,
     pooler: Pooler,
 ) -> anyhow::Result<Pool> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    sharded(database_url, pool_size, statement_timeout, pooler, cores)
+}
+
+/// [`connect`] in `shards` shards whatever the number of cores, for the tests of sharing.
+#[doc(hidden)]
+pub async fn connect_in_shards(
+    database_url: &str,
+    pool_size: usize,
+    shards: usize,
+) -> anyhow::Result<Pool> {
+    sharded(
+        database_url,
+        pool_size,
+        STATEMENT_TIMEOUT,
+        Pooler::None,
+        shards,
+    )
+}
+
+fn sharded(
+    database_url: &str,
+    pool_size: usize,
+    statement_timeout: Duration,
+    pooler: Pooler,
+    shards: usize,
+) -> anyhow::Result<Pool> {
     anyhow::ensure!(
         !statement_timeout.is_zero(),
         "a statement timeout of 0 would turn the limit off"
     );
     let timeout_ms = statement_timeout.as_millis();
-    let mut config = ManagerConfig::default();
-    config.recycling_method = RecyclingMethod::Fast;
-    config.custom_setup = Box::new(move |url| establish(url, timeout_ms, pooler));
-    let manager =
-        AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
     ended_sessions::clock_start();
-    let pool = Pool::builder(manager)
-        .max_size(pool_size)
-        .pre_recycle(Hook::async_fn(verify_if_suspect))
-        .runtime(deadpool::Runtime::Tokio1)
-        .wait_timeout(Some(POOL_TIMEOUT))
-        .create_timeout(Some(POOL_TIMEOUT))
-        .recycle_timeout(Some(POOL_TIMEOUT))
-        .build()?;
-    Ok(pool)
+    let shards = shard_sizes(pool_size, shards)
+        .map(|size| {
+            let mut config = ManagerConfig::default();
+            config.recycling_method = RecyclingMethod::Fast;
+            config.custom_setup = Box::new(move |url| establish(url, timeout_ms, pooler));
+            let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+                database_url,
+                config,
+            );
+            Shard::builder(manager)
+                .max_size(size)
+                .pre_recycle(Hook::async_fn(verify_if_suspect))
+                .runtime(deadpool::Runtime::Tokio1)
+                .wait_timeout(Some(POOL_TIMEOUT))
+                .create_timeout(Some(POOL_TIMEOUT))
+                .recycle_timeout(Some(POOL_TIMEOUT))
+                .build()
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Pool::of(shards))
+}
+
+/// `pool_size` connections in `shards` shards (fewer when there are fewer connections), as
+/// even as they divide.
+fn shard_sizes(pool_size: usize, shards: usize) -> impl Iterator<Item = usize> {
+    let count = shards.clamp(1, pool_size.max(1));
+    (0..count).map(move |shard| pool_size / count + usize::from(shard < pool_size % count))
 }
 
 type SetupFuture<'a> =
@@ -215,4 +388,20 @@ impl Drop for PipelinedTransaction {
 /// A connection from `pool`; an error carrying `StoreUnavailable` when none can be had.
 pub(crate) async fn checkout(pool: &Pool) -> anyhow::Result<Object<AsyncPgConnection>> {
     pool.get().await.map_err(error::pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connections_are_split_as_evenly_as_they_divide_and_no_shard_is_empty() {
+        let sizes = |pool_size, shards| shard_sizes(pool_size, shards).collect::<Vec<_>>();
+        assert_eq!(sizes(16, 2), [8, 8]);
+        assert_eq!(sizes(5, 2), [3, 2]);
+        assert_eq!(sizes(10, 4), [3, 3, 2, 2]);
+        assert_eq!(sizes(2, 8), [1, 1]);
+        assert_eq!(sizes(4, 1), [4]);
+        assert_eq!(sizes(4, 0), [4], "no cores reported: one shard");
+    }
 }

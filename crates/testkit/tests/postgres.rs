@@ -156,6 +156,69 @@ async fn pooled_connections_have_a_statement_timeout() {
     assert_eq!(setting.value, expected);
 }
 
+/// The backend process of `conn`, which also shows that it answers.
+async fn backend_of(conn: &mut AsyncPgConnection) -> String {
+    let backend: Setting = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query("SELECT pg_backend_pid()::text AS value"),
+        conn,
+    )
+    .await
+    .unwrap();
+    backend.value
+}
+
+/// The pool is split into shards, one per core, so that a worker's statements stay on its
+/// thread; the shards still share their capacity. With two shards of one connection each:
+/// a caller takes both at once (the second from the shard that is not its home), a third
+/// waits while both are out, and whichever is returned reaches the waiter, well within the
+/// pool's timeout (at once from its home shard, after the short home wait from the other).
+#[tokio::test]
+async fn the_shards_of_a_pool_lend_their_connections_to_any_caller_and_any_return_ends_a_wait() {
+    let db = TestDb::new().await;
+    let pool = deckhand_postgres::connect_in_shards(db.url(), 2, 2)
+        .await
+        .unwrap();
+    let at_once = Duration::from_secs(1);
+    let mut first = tokio::time::timeout(at_once, pool.get())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut second = tokio::time::timeout(at_once, pool.get())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_ne!(backend_of(&mut first).await, backend_of(&mut second).await);
+    let status = pool.status();
+    assert_eq!((status.max_size, status.size, status.available), (2, 2, 0));
+
+    let mut held = Some(first);
+    let mut returned = second;
+    for round in [
+        "the second connection returned",
+        "the first connection returned",
+    ] {
+        let waiter = pool.get();
+        tokio::pin!(waiter);
+        let still_waiting = tokio::time::timeout(Duration::from_millis(100), &mut waiter).await;
+        assert!(still_waiting.is_err(), "{round}: no connection was free");
+        assert_eq!(pool.status().waiting, 1, "{round}");
+
+        let returned_at = Instant::now();
+        drop(returned);
+        let mut served = tokio::time::timeout(deckhand_postgres::POOL_TIMEOUT / 2, waiter)
+            .await
+            .unwrap_or_else(|_| panic!("{round}: the waiter was not served"))
+            .unwrap();
+        assert!(returned_at.elapsed() < deckhand_postgres::POOL_TIMEOUT / 2);
+        backend_of(&mut served).await;
+        returned = held.take().unwrap_or_else(|| unreachable!());
+        held = Some(served);
+    }
+    drop((returned, held));
+    let status = pool.status();
+    assert_eq!((status.size, status.available, status.waiting), (2, 2, 0));
+}
+
 #[tokio::test]
 async fn migrations_are_idempotent_and_reversible() {
     let db = TestDb::new().await;
