@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
+use actix_web::http::StatusCode;
 use deckhand_domain::ports::PoolStatus;
 use deckhand_domain::routing::Database;
 use deckhand_domain::webhooks::DeliveryResult;
 use deckhand_domain::webhooks::ports::QueueStats;
 use prometheus::{
-    Encoder as _, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounterVec, IntGauge,
-    IntGaugeVec, Opts, Registry, TextEncoder,
+    Encoder as _, Gauge, GaugeVec, HistogramOpts, HistogramVec, IntCounter, IntCounterVec,
+    IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
 };
 
 pub struct Metrics {
@@ -22,6 +23,8 @@ pub struct Metrics {
     webhook_queue: IntGauge,
     webhook_oldest: Gauge,
     reads: IntCounterVec,
+    /// `reads` of the primary, looked up once: most reads are routed there.
+    primary_reads: IntCounter,
     replica_lag: GaugeVec,
     feed_waits: IntGauge,
 }
@@ -80,7 +83,7 @@ impl Metrics {
             ),
             &["database"],
         )?;
-        reads.with_label_values(&[&Database::Primary.name()]);
+        let primary_reads = reads.with_label_values(&[&Database::Primary.name()]);
         let replica_lag = GaugeVec::new(
             Opts::new(
                 "deckhand_db_replica_lag_seconds",
@@ -108,15 +111,16 @@ impl Metrics {
             webhook_queue,
             webhook_oldest,
             reads,
+            primary_reads,
             replica_lag,
             feed_waits,
         })
     }
 
     /// `route` is the matched pattern (never the raw path, which would explode cardinality).
-    pub fn observe(&self, route: &str, method: &str, status: u16, seconds: f64) {
+    pub fn observe(&self, route: &str, method: &str, status: StatusCode, seconds: f64) {
         self.requests
-            .with_label_values(&[route, method, &status.to_string()])
+            .with_label_values(&[route, method, status.as_str()])
             .inc();
         self.latency
             .with_label_values(&[route, method])
@@ -137,7 +141,10 @@ impl Metrics {
 
     /// A read was routed to `database`.
     pub fn read_on(&self, database: Database) {
-        self.reads.with_label_values(&[&database.name()]).inc();
+        match database {
+            Database::Primary => self.primary_reads.inc(),
+            Database::Replica(_) => self.reads.with_label_values(&[&database.name()]).inc(),
+        }
     }
 
     /// `replicas`: each replica and its lag now (`None`: not answering).

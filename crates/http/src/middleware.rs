@@ -20,7 +20,7 @@ use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_key;
 use crate::error::ApiError;
 use crate::nul;
-use crate::rate_limit::Decision;
+use crate::rate_limit::{Decision, LimitKey};
 use crate::route_index::RouteIndex;
 use crate::state::HttpState;
 use crate::{API_BASE, OAUTH_BASE};
@@ -78,7 +78,7 @@ pub async fn request_context(
                 state.metrics.observe(
                     "unmatched",
                     &method,
-                    status.as_u16(),
+                    status,
                     started.elapsed().as_secs_f64(),
                 );
             }
@@ -99,7 +99,7 @@ pub async fn request_context(
     let route = request
         .match_pattern()
         .unwrap_or_else(|| "unmatched".to_owned());
-    let status = response.status().as_u16();
+    let status = response.status();
     let caller = request
         .extensions()
         .get::<CallerName>()
@@ -110,7 +110,7 @@ pub async fn request_context(
         caller,
         method,
         route,
-        status,
+        status = status.as_u16(),
         latency_ms = elapsed.as_secs_f64() * 1000.0,
         "request"
     );
@@ -180,8 +180,10 @@ pub async fn api_gate(
             .map_into_right_body());
     }
     let (tier, key) = match &caller {
-        Ok(caller) if !caller.0.is_anonymous() => (caller.0.tier(), caller.0.caller()),
-        _ => (Tier::anonymous(), format!("ip:{ip}")),
+        Ok(caller) if !caller.0.is_anonymous() => {
+            (caller.0.tier(), LimitKey::Caller(caller.0.caller()))
+        }
+        _ => (Tier::anonymous(), LimitKey::Client(ip)),
     };
     let decision = state.rate_limits.check(tier.as_str(), &key);
     let mut response = match (decision, caller) {

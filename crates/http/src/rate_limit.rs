@@ -9,6 +9,8 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
 
+use crate::client_ip::IpKey;
+
 /// The window quotas are expressed in.
 pub const WINDOW_SECONDS: u64 = 60;
 /// The tier whose quota partner tiers without one of their own use.
@@ -17,8 +19,20 @@ const PARTNER_TIER: &str = "partner";
 /// recently active callers.
 const RETAIN_EVERY: u64 = 4096;
 
-type KeyedLimiter =
-    RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+type KeyedLimiter = RateLimiter<
+    LimitKey,
+    DefaultKeyedStateStore<LimitKey>,
+    DefaultClock,
+    StateInformationMiddleware,
+>;
+
+/// Whom a request is counted against: a caller with credentials by its name
+/// (`Caller::caller`), anyone else by the client's address ([`IpKey`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum LimitKey {
+    Caller(String),
+    Client(IpKey),
+}
 
 /// The outcome of one check, with what the `RateLimit-*` headers report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +79,7 @@ impl RateLimits {
 
     /// Counts one request of `key` in `tier`. A tier without a quota of its own (a partner's
     /// custom tier) uses the `partner` quota; with no quota at all the request is unlimited.
-    pub fn check(&self, tier: &str, key: &str) -> Decision {
+    pub(crate) fn check(&self, tier: &str, key: &LimitKey) -> Decision {
         let Some((limit, limiter)) = self
             .tiers
             .get(tier)
@@ -81,7 +95,7 @@ impl RateLimits {
         let limit = *limit;
         // One request's worth of refill: the bucket refills evenly over the window.
         let per_request = WINDOW_SECONDS as f64 / f64::from(limit);
-        match limiter.check_key(&key.to_owned()) {
+        match limiter.check_key(key) {
             Ok(snapshot) => {
                 let remaining = snapshot.remaining_burst_capacity();
                 Decision::Allowed {
@@ -113,6 +127,10 @@ fn ceil_seconds(seconds: f64) -> u64 {
 mod tests {
     use super::*;
 
+    fn client(last: u8) -> LimitKey {
+        LimitKey::Client(IpKey::v4(192, 0, 2, last))
+    }
+
     fn quotas(pairs: &[(&str, u32)]) -> BTreeMap<String, u32> {
         pairs.iter().map(|(t, q)| ((*t).to_owned(), *q)).collect()
     }
@@ -125,7 +143,7 @@ mod tests {
                 limit,
                 remaining: r,
                 ..
-            } = limits.check("anonymous", "ip:1")
+            } = limits.check("anonymous", &client(1))
             else {
                 panic!("within the quota");
             };
@@ -135,7 +153,7 @@ mod tests {
             retry_after_seconds,
             reset_seconds,
             ..
-        } = limits.check("anonymous", "ip:1")
+        } = limits.check("anonymous", &client(1))
         else {
             panic!("past the quota");
         };
@@ -146,7 +164,7 @@ mod tests {
         assert!((40..=60).contains(&reset_seconds), "{reset_seconds}");
         // Other keys have their own bucket.
         assert!(matches!(
-            limits.check("anonymous", "ip:2"),
+            limits.check("anonymous", &client(2)),
             Decision::Allowed { .. }
         ));
     }
@@ -155,11 +173,11 @@ mod tests {
     fn unknown_tiers_use_the_partner_quota_and_off_is_unlimited() {
         let limits = RateLimits::new(Some(&quotas(&[("partner", 10)])));
         assert!(matches!(
-            limits.check("gold", "partner:acme"),
+            limits.check("gold", &LimitKey::Caller("partner:acme".to_owned())),
             Decision::Allowed { limit: 10, .. }
         ));
         assert_eq!(
-            RateLimits::new(None).check("user", "user:x"),
+            RateLimits::new(None).check("user", &LimitKey::Caller("user:x".to_owned())),
             Decision::Unlimited
         );
     }
