@@ -109,7 +109,16 @@ impl DeckRepository for PgDeckRepository {
                 .optional()
                 .map_err(error::query)
                 .context("finding a deck's overview")?;
-        row.map(OverviewRow::into_domain).transpose()
+        let Some(row) = row else {
+            return Ok(None);
+        };
+        let (id, owner) = (row.listing.id, row.listing.owner_id);
+        let username = self
+            .usernames
+            .of_one(&mut conn, owner)
+            .await?
+            .with_context(|| format!("deck {id} has an owner without a user"))?;
+        row.into_domain(username).map(Some)
     }
 
     #[tracing::instrument(level = "debug", skip(self, reviser))]

@@ -1,6 +1,7 @@
-//! Deck owners' usernames, kept in process for lists. A page names up to 100 authors, and
-//! joining `users` for each of its rows was a fifth of what a page cost PostgreSQL
-//! (docs/benchmarks/history.md, "Eighth pass"). A username never changes (migration
+//! Deck owners' usernames, kept in process for lists and a deck's detail. A page names up to
+//! 100 authors, and joining `users` for each of its rows was a fifth of what a page cost
+//! PostgreSQL (docs/benchmarks/history.md, "Eighth pass"); for a detail the join was about a
+//! tenth. A username never changes (migration
 //! `2026-11-25-000700_usernames_never_change` refuses it), so a name once read stays right and
 //! this copy needs no invalidation.
 
@@ -33,6 +34,18 @@ struct UsernameRow {
 impl Usernames {
     pub(crate) fn new() -> Self {
         Self(moka::sync::Cache::new(CAPACITY))
+    }
+
+    /// The username of `user` ([`Self::of`] for one); `None` when there is no such user.
+    pub(crate) async fn of_one(
+        &self,
+        conn: &mut AsyncPgConnection,
+        user: Uuid,
+    ) -> anyhow::Result<Option<Username>> {
+        if let Some(name) = self.0.get(&user) {
+            return Ok(Some(name));
+        }
+        Ok(self.of(conn, [user]).await?.remove(&user))
     }
 
     /// The usernames of `users`, read over `conn` (one statement) only for those not kept yet.

@@ -446,21 +446,26 @@ async fn a_save_that_keeps_the_cards_stores_them_once() {
 /// A save dropped while it waits for its deck's lock (its client hung up) leaves no transaction
 /// behind: its connection is closed rather than returned to the pool idle in a transaction,
 /// where it would take the lock once free and hold it until the connection's next use.
-/// Lists name their authors from a copy of the usernames kept in process: once read, a page of
-/// the same authors reads no user again. What makes that copy safe is that a username never
-/// changes, which the database refuses.
+/// Lists and a deck's detail name their authors from a copy of the usernames kept in process:
+/// once read, a page or a detail of the same authors reads no user again. What makes that copy
+/// safe is that a username never changes, which the database refuses.
 #[tokio::test]
-async fn lists_name_their_authors_from_memory_and_a_username_never_changes() {
+async fn lists_and_details_name_their_authors_from_memory_and_a_username_never_changes() {
     let (db, repos, alice) = schema_with_alice().await;
     let bob = user("bob");
     repos.users.insert(&bob).await.unwrap();
+    let mut bobs = None;
     for (owner, name) in [
         (&alice, "Alice's"),
         (&bob, "Bob's"),
         (&alice, "Alice's too"),
     ] {
-        repos.decks.insert(&deck(owner, name)).await.unwrap();
+        let inserted = repos.decks.insert(&deck(owner, name)).await.unwrap();
+        if owner.id == bob.id {
+            bobs = Some(inserted.facts.id);
+        }
     }
+    let bobs = bobs.unwrap();
     let query = DeckQuery {
         game: "mtg".into(),
         viewer: None,
@@ -497,15 +502,24 @@ async fn lists_name_their_authors_from_memory_and_a_username_never_changes() {
         .unwrap_err();
     assert!(renamed.to_string().contains("never changes"), "{renamed}");
 
-    // With the users table out of reach, the same page still names its authors.
+    // With the users table out of reach, the same page and a detail still name their authors.
     conn.batch_execute("ALTER TABLE users RENAME TO users_away")
         .await
         .unwrap();
     let listed = repos.decks.list(&query).await;
+    let detail = repos.decks.find_overview(bobs).await;
     conn.batch_execute("ALTER TABLE users_away RENAME TO users")
         .await
         .unwrap();
     assert_eq!(authors(&listed.unwrap()), expected);
+    let detail = detail.unwrap().unwrap();
+    assert_eq!(
+        (
+            detail.listing.name.as_str(),
+            detail.listing.facts.author.username.as_str()
+        ),
+        ("Bob's", "bob")
+    );
 }
 
 /// A save whose deck another save changed between its read and its write is decided again on

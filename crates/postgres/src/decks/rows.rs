@@ -68,6 +68,14 @@ const DECK_JOINS: &str = concat!(
     source_join!()
 );
 
+/// The joins of a detail that does not expand its cards: [`DECK_JOINS`] but the author, whom
+/// it names from `Usernames` as lists do (PostgreSQL answers the statement 9 to 14% faster
+/// without the join; docs/benchmarks/history.md, "the detail names its author from memory").
+const OVERVIEW_JOINS: &str = concat!(
+    "FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
+    source_join!()
+);
+
 /// A whole deck ([`DeckRow`]) by its id, `$1`.
 pub(super) static DECK_SELECT: LazyLock<String> =
     LazyLock::new(|| format!("SELECT {} {DECK_JOINS} WHERE d.id = $1", DeckRow::columns()));
@@ -76,7 +84,7 @@ pub(super) static DECK_SELECT: LazyLock<String> =
 /// the card lines, the bulk of a row, stay unread.
 pub(super) static OVERVIEW_SELECT: LazyLock<String> = LazyLock::new(|| {
     format!(
-        "SELECT {} {DECK_JOINS} WHERE d.id = $1",
+        "SELECT {} {OVERVIEW_JOINS} WHERE d.id = $1",
         OverviewRow::columns()
     )
 });
@@ -185,10 +193,9 @@ selected_row! {
 }
 
 selected_row! {
-    /// What a detail shows unless it expands the cards: the listing's columns, its author's
-    /// name, and what a detail adds.
+    /// What a detail shows unless it expands the cards: the listing's columns and what a
+    /// detail adds; no username, which it takes from `Usernames`.
     struct OverviewRow, embedding listing: ListingRow {
-        username: String = Text => "u.username",
         notes: String = Text => "d.notes",
         source_external_id: Option<String> = Nullable<Text> => "d.source_external_id",
         source_external_url: Option<String> = Nullable<Text> => "d.source_external_url",
@@ -197,9 +204,10 @@ selected_row! {
 }
 
 selected_row! {
-    /// A whole deck row: its overview and the rest (card lines, featured choices, the fields a
-    /// list or a detail does not show).
+    /// A whole deck row: its overview, its author's name and the rest (card lines, featured
+    /// choices, the fields a list or a detail does not show).
     struct DeckRow, embedding overview: OverviewRow {
+        username: String = Text => "u.username",
         youtube_url: Option<String> = Nullable<Text> => "d.youtube_url",
         thumbnail: Option<String> = Nullable<Text> => "d.thumbnail",
         legal: bool = Bool => "d.legal",
@@ -249,13 +257,15 @@ pub(super) struct PageRow {
 
 impl DeckRow {
     pub(super) fn into_domain(self) -> anyhow::Result<Deck> {
+        let listing = &self.overview.listing;
+        let owner = author(listing.id, listing.owner_id, &self.username)?;
         let DeckOverview {
             listing,
             notes,
             source_external_id,
             source_external_url,
             version,
-        } = self.overview.into_domain()?;
+        } = self.overview.into_domain(owner.username)?;
         Ok(Deck {
             content: DeckContent {
                 visibility: listing.visibility,
@@ -341,10 +351,10 @@ impl ListingRow {
 }
 
 impl OverviewRow {
-    pub(super) fn into_domain(self) -> anyhow::Result<DeckOverview> {
-        let owner = author(self.listing.id, self.listing.owner_id, &self.username)?;
+    /// The overview, its author named `username`.
+    pub(super) fn into_domain(self, username: Username) -> anyhow::Result<DeckOverview> {
         Ok(DeckOverview {
-            listing: self.listing.into_domain(owner.username)?,
+            listing: self.listing.into_domain(username)?,
             notes: self.notes,
             source_external_id: self.source_external_id,
             source_external_url: self.source_external_url,
