@@ -236,10 +236,12 @@ impl Default for Tables {
 impl Tables {
     /// The game with this slug, as the decks' card search reads its sections.
     pub(crate) fn game(&self, slug: &str) -> Option<&Game> {
-        self.games
-            .iter()
-            .find(|(game, _)| game.slug == slug)
-            .map(|(game, _)| &**game)
+        self.game_and_formats(slug).map(|(game, _)| &**game)
+    }
+
+    /// The game with this slug and its formats.
+    fn game_and_formats(&self, slug: &str) -> Option<&(Arc<Game>, Arc<[Format]>)> {
+        self.games.iter().find(|(game, _)| game.slug == slug)
     }
 }
 
@@ -276,9 +278,7 @@ impl CatalogRepository for MemoryCatalog {
         let state = self.0.lock();
         Ok(state
             .catalog
-            .games
-            .iter()
-            .find(|(game, _)| game.slug == slug)
+            .game_and_formats(slug)
             .map(|(game, _)| game.clone()))
     }
 
@@ -287,9 +287,7 @@ impl CatalogRepository for MemoryCatalog {
         let state = self.0.lock();
         Ok(state
             .catalog
-            .games
-            .iter()
-            .find(|(known, _)| known.slug == game)
+            .game_and_formats(game)
             .map(|(_, formats)| formats.clone())
             .unwrap_or_default())
     }
@@ -334,9 +332,7 @@ impl CatalogRepository for MemoryCatalog {
         let tables = &mut state.catalog;
         // Like the foreign keys in PostgreSQL.
         let formats = tables
-            .games
-            .iter()
-            .find(|(known, _)| known.slug == game)
+            .game_and_formats(game)
             .map(|(_, formats)| formats.clone())
             .ok_or_else(|| anyhow::anyhow!("no game {game:?}"))?;
         let catalog = tables.catalogs.entry(game.to_owned()).or_default();

@@ -121,6 +121,7 @@ impl Pool {
             max_size: 0,
             size: 0,
             available: 0,
+            // Spelled out: diesel's `RunQueryDsl::load`, in scope here, takes `.load(..)`.
             waiting: AtomicUsize::load(&self.waiting, Ordering::Relaxed),
         };
         self.shards
