@@ -16,6 +16,8 @@ use deckhand_http::{HttpConfig, HttpState};
 use crate::settings::{ConnectionLimits, ServeSettings};
 
 pub async fn serve(settings: ServeSettings) -> anyhow::Result<()> {
+    // This thread opens the store and runs the background tasks; the HTTP workers are others.
+    deckhand_postgres::set_this_thread_apart();
     let in_memory = settings.store.database_url.is_none();
     anyhow::ensure!(
         in_memory || settings.secret_key.is_some(),

@@ -883,11 +883,14 @@ mod tests {
         >::new("postgres://nowhere.invalid/none");
         let news = EventNews {
             heard: watch::Sender::new(Heard::default()),
-            primary: Pool::of(vec![
-                diesel_async::pooled_connection::deadpool::Pool::builder(manager)
-                    .build()
-                    .unwrap(),
-            ]),
+            primary: Pool::of(
+                vec![
+                    diesel_async::pooled_connection::deadpool::Pool::builder(manager)
+                        .build()
+                        .unwrap(),
+                ],
+                false,
+            ),
             schema: std::sync::Mutex::new(None),
         };
         news.listening_in(schema);

@@ -53,8 +53,8 @@ use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 pub use catalog::{CardLookups, RESOLUTION_STATEMENTS};
 pub use migrations::{MIGRATIONS, pending_migrations, run_migrations};
 pub use pool::{
-    POOL_TIMEOUT, Pool, Pooler, STATEMENT_TIMEOUT, connect, connect_in_shards, connect_through,
-    connect_with_timeout,
+    HOME_WAIT, POOL_TIMEOUT, Pool, Pooler, STATEMENT_TIMEOUT, connect, connect_in_shards,
+    connect_through, connect_with_timeout, set_this_thread_apart,
 };
 pub use replication::{Replicated, replicated};
 pub use server_settings::check_statement_timeout;

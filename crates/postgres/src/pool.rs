@@ -25,21 +25,28 @@ use crate::{ended_sessions, error};
 type Shard = diesel_async::pooled_connection::deadpool::Pool<AsyncPgConnection>;
 
 /// A pool of PostgreSQL connections, in one shard per core (the HTTP server's default number
-/// of workers).
+/// of workers) and, when it has a connection to spare, one for the threads set apart from the
+/// workers ([`set_this_thread_apart`]).
 ///
 /// A connection's protocol is driven by a task on the thread that made it. Each HTTP worker
-/// is a thread of its own, so a statement sent on a connection made by another worker crosses
+/// is a thread of its own, so a statement sent on a connection made by another thread crosses
 /// threads twice (the statement out, the rows back), each a wake-up of the other thread. Kept
 /// on their thread, a deck detail's statement costs the server a sixth less CPU and the deck
 /// list serves a fifth to four fifths more requests a second on two cores (docs/benchmarks.md,
-/// "Connections kept on their worker"). A thread therefore has a home shard and takes an idle connection from it
-/// first. Shards share their capacity: an idle connection of any shard is taken before anyone
-/// waits, and a caller who must wait waits in its home shard's queue (in a busy pool, most
-/// statements then stay on their thread), for [`HOME_WAIT`] at most before it waits on every
-/// shard.
+/// "Connections kept on their worker"). A thread therefore has a home shard, takes an idle
+/// connection from it first, and makes new connections there. A caller who finds none idle
+/// and no room waits in its home shard's queue (in a busy pool, most statements then stay on
+/// their thread) for [`HOME_WAIT`] at most. Then the shards share their capacity: an idle
+/// connection of any shard is lent (never made in another shard just to be lent), else the
+/// caller waits on every shard, where it may make one. Threads set apart (the one that starts
+/// the server and runs its listeners and background tasks) make theirs in a shard of their
+/// own, so that no worker's connection is driven by a thread busy with other work.
 #[derive(Clone)]
 pub struct Pool {
+    /// The workers' shards, then the shard of the threads set apart when there is one.
     shards: Arc<[Shard]>,
+    /// Whether the last shard is for the threads set apart.
+    has_apart_shard: bool,
     /// Callers waiting for a connection (one may wait on several shards at once).
     waiting: Arc<AtomicUsize>,
 }
@@ -48,7 +55,7 @@ pub struct Pool {
 /// waits for any shard's: far longer than a queue of short statements takes to move, far
 /// shorter than [`POOL_TIMEOUT`], so that a shard held by slow statements delays the callers
 /// homed on it by this much at most while other shards' connections come free.
-const HOME_WAIT: Duration = Duration::from_millis(20);
+pub const HOME_WAIT: Duration = Duration::from_millis(20);
 
 /// One caller counted among a pool's waiting callers while it lives.
 struct Waiting<'a>(&'a AtomicUsize);
@@ -74,45 +81,90 @@ fn waiting(shard: &Shard, wait: Duration) -> Timeouts {
     }
 }
 
+/// Where a thread takes its connections from.
+#[derive(Debug, Clone, Copy)]
+enum Home {
+    /// Not yet asked.
+    Unknown,
+    /// The `n`th thread to check a connection out: shard `n` modulo the workers' shards.
+    Numbered(usize),
+    /// Set apart from the HTTP workers: the shard of such threads, where a pool has one.
+    Apart,
+}
+
 thread_local! {
-    /// This thread's home shard, numbered on its first checkout.
-    static HOME: Cell<Option<usize>> = const { Cell::new(None) };
+    /// This thread's home shard, numbered on its first checkout unless set apart before it.
+    static HOME: Cell<Home> = const { Cell::new(Home::Unknown) };
 }
 
 /// The numbers handed to threads as they first check a connection out.
 static THREADS_SEEN: AtomicUsize = AtomicUsize::new(0);
 
+/// Sets the calling thread apart from the HTTP workers (`deckhand serve` calls it on the thread
+/// that starts the server and runs its background tasks: listeners, pruning, webhook
+/// deliveries): the connections it makes go to a shard of their own, so that no worker's
+/// statements travel through a thread that is busy with other work. Call it before the
+/// thread's first checkout; a thread set apart stays so.
+pub fn set_this_thread_apart() {
+    HOME.set(Home::Apart);
+}
+
+tokio::task_local! {
+    /// Set while a caller asks a shard that is not its home for an idle connection: no
+    /// connection is made for it there ([`establish`] refuses), since it would be driven by
+    /// the caller's thread for the rest of its life while serving that shard's.
+    static LENDING_ONLY: ();
+}
+
 impl Pool {
     /// A pool of `shards`, no caller waiting.
-    pub(crate) fn of(shards: Vec<Shard>) -> Self {
+    pub(crate) fn of(shards: Vec<Shard>, has_apart_shard: bool) -> Self {
         Self {
             shards: shards.into(),
+            has_apart_shard,
             waiting: Arc::default(),
         }
     }
 
-    /// A connection: an idle one of this thread's home shard, else an idle one of any other
-    /// shard, else the first of the home shard's to come free within [`HOME_WAIT`], else the
-    /// first of any shard's (or a new one where there is room).
+    /// A connection: an idle one of this thread's home shard or a new one there, else the first
+    /// of the home shard's to come free within [`HOME_WAIT`], else an idle one of another
+    /// shard, else the first of any shard's to come free (or a new one where there is room).
+    /// A thread set apart takes an idle one of a worker's shard before it waits at home, and
+    /// never makes one elsewhere.
     pub async fn get(&self) -> Result<Object<AsyncPgConnection>, PoolError> {
-        let (home, count) = (self.home(), self.shards.len());
-        for shard in (0..count).map(|step| &self.shards[(home + step) % count]) {
-            match shard.timeout_get(&waiting(shard, Duration::ZERO)).await {
-                Err(PoolError::Timeout(TimeoutType::Wait)) => {}
-                taken => return taken,
-            }
+        let home = self.home();
+        let home_shard = &self.shards[home];
+        if let Some(taken) = within(home_shard, Duration::ZERO).await {
+            return taken;
         }
         let _counted = Waiting::counted_in(&self.waiting);
-        let home = &self.shards[home];
-        if count == 1 {
-            return home.get().await;
+        let workers = &self.shards[..self.workers()];
+        if home >= workers.len() {
+            if let Some(lent) = lend(workers.iter()).await? {
+                return Ok(lent);
+            }
+            return home_shard.get().await;
         }
-        match home.timeout_get(&waiting(home, HOME_WAIT)).await {
-            Err(PoolError::Timeout(TimeoutType::Wait)) => {}
-            taken => return taken,
+        if workers.len() == 1 {
+            return home_shard.get().await;
+        }
+        if let Some(taken) = within(home_shard, HOME_WAIT).await {
+            return taken;
+        }
+        let count = self.shards.len();
+        let others = (1..count).map(|step| &self.shards[(home + step) % count]);
+        if let Some(lent) = lend(others).await? {
+            return Ok(lent);
         }
         let waits = self.shards.iter().map(|shard| Box::pin(shard.get()));
         futures_util::future::select_all(waits).await.0
+    }
+
+    /// Each shard's sizes, connections and waiting callers, the workers' shards first, for the
+    /// tests of where connections are made.
+    #[doc(hidden)]
+    pub fn shard_status(&self) -> Vec<Status> {
+        self.shards.iter().map(Shard::status).collect()
     }
 
     /// The shards' sizes and connections summed, and the callers waiting.
@@ -140,18 +192,53 @@ impl Pool {
         self.shards.iter().for_each(Shard::close);
     }
 
+    /// How many shards are the workers'.
+    fn workers(&self) -> usize {
+        self.shards.len() - usize::from(self.has_apart_shard)
+    }
+
     /// This thread's home shard's place in `shards`.
     fn home(&self) -> usize {
-        let number = HOME.with(|home| match home.get() {
-            Some(number) => number,
-            None => {
+        let workers = self.workers();
+        let number = match HOME.get() {
+            Home::Apart if self.has_apart_shard => return workers,
+            Home::Apart => 0,
+            Home::Numbered(number) => number,
+            Home::Unknown => {
                 let number = THREADS_SEEN.fetch_add(1, Ordering::Relaxed);
-                home.set(Some(number));
+                HOME.set(Home::Numbered(number));
                 number
             }
-        });
-        number % self.shards.len()
+        };
+        number % workers
     }
+}
+
+/// `shard`'s idle connection, or a new one there, within `wait`; `None` when none came.
+async fn within(
+    shard: &Shard,
+    wait: Duration,
+) -> Option<Result<Object<AsyncPgConnection>, PoolError>> {
+    match shard.timeout_get(&waiting(shard, wait)).await {
+        Err(PoolError::Timeout(TimeoutType::Wait)) => None,
+        taken => Some(taken),
+    }
+}
+
+/// An idle connection of one of `shards`, lent to a caller homed elsewhere: none is made for it.
+async fn lend<'a>(
+    shards: impl Iterator<Item = &'a Shard>,
+) -> Result<Option<Object<AsyncPgConnection>>, PoolError> {
+    for shard in shards {
+        let at_once = waiting(shard, Duration::ZERO);
+        match LENDING_ONLY.scope((), shard.timeout_get(&at_once)).await {
+            Ok(conn) => return Ok(Some(conn)),
+            Err(PoolError::Closed) => return Err(PoolError::Closed),
+            // None idle: a new one refused, or no room.
+            Err(_) => {}
+        }
+    }
+    Ok(None)
 }
 
 /// How long a call waits for a free connection, for a new one, or for the liveness check of an
@@ -264,7 +351,9 @@ fn sharded(
     );
     let timeout_ms = statement_timeout.as_millis();
     ended_sessions::clock_start();
-    let shards = shard_sizes(pool_size, shards)
+    let (worker_sizes, apart_size) = shard_sizes(pool_size, shards);
+    let shards = worker_sizes
+        .chain(apart_size)
         .map(|size| {
             let mut config = ManagerConfig::default();
             config.recycling_method = RecyclingMethod::Fast;
@@ -283,14 +372,23 @@ fn sharded(
                 .build()
         })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Pool::of(shards))
+    Ok(Pool::of(shards, apart_size.is_some()))
 }
 
-/// `pool_size` connections in `shards` shards (fewer when there are fewer connections), as
-/// even as they divide.
-fn shard_sizes(pool_size: usize, shards: usize) -> impl Iterator<Item = usize> {
-    let count = shards.clamp(1, pool_size.max(1));
-    (0..count).map(move |shard| pool_size / count + usize::from(shard < pool_size % count))
+/// `pool_size` connections in `shards` shards for the workers (fewer when there are fewer
+/// connections), as even as they divide, and one connection in a shard of its own for the
+/// threads set apart when the pool has more connections than workers' shards.
+fn shard_sizes(pool_size: usize, shards: usize) -> (impl Iterator<Item = usize>, Option<usize>) {
+    let shards = shards.max(1);
+    let (for_workers, apart) = if pool_size > shards {
+        (pool_size - 1, Some(1))
+    } else {
+        (pool_size, None)
+    };
+    let count = shards.min(for_workers.max(1));
+    let sizes =
+        (0..count).map(move |shard| for_workers / count + usize::from(shard < for_workers % count));
+    (sizes, apart)
 }
 
 type SetupFuture<'a> =
@@ -298,6 +396,11 @@ type SetupFuture<'a> =
 
 fn establish(database_url: &str, timeout_ms: u128, pooler: Pooler) -> SetupFuture<'_> {
     Box::pin(async move {
+        if LENDING_ONLY.try_with(|()| ()).is_ok() {
+            return Err(ConnectionError::BadConnection(
+                "only an idle connection is lent from another shard".to_owned(),
+            ));
+        }
         let mut conn = AsyncPgConnection::establish(database_url).await?;
         match pooler {
             Pooler::None => conn
@@ -396,13 +499,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connections_are_split_as_evenly_as_they_divide_and_no_shard_is_empty() {
-        let sizes = |pool_size, shards| shard_sizes(pool_size, shards).collect::<Vec<_>>();
-        assert_eq!(sizes(16, 2), [8, 8]);
-        assert_eq!(sizes(5, 2), [3, 2]);
-        assert_eq!(sizes(10, 4), [3, 3, 2, 2]);
-        assert_eq!(sizes(2, 8), [1, 1]);
-        assert_eq!(sizes(4, 1), [4]);
-        assert_eq!(sizes(4, 0), [4], "no cores reported: one shard");
+    fn connections_are_split_as_evenly_as_they_divide_and_one_is_kept_for_threads_apart() {
+        let sizes = |pool_size, shards| {
+            let (workers, apart) = shard_sizes(pool_size, shards);
+            (workers.collect::<Vec<_>>(), apart)
+        };
+        assert_eq!(sizes(16, 2), (vec![8, 7], Some(1)));
+        assert_eq!(sizes(5, 2), (vec![2, 2], Some(1)));
+        assert_eq!(sizes(10, 4), (vec![3, 2, 2, 2], Some(1)));
+        assert_eq!(sizes(2, 2), (vec![1, 1], None), "none to spare");
+        assert_eq!(sizes(2, 8), (vec![1, 1], None));
+        assert_eq!(sizes(4, 1), (vec![3], Some(1)));
+        assert_eq!(
+            sizes(4, 0),
+            (vec![3], Some(1)),
+            "no cores reported: one worker shard"
+        );
+        assert_eq!(sizes(1, 2), (vec![1], None));
     }
 }

@@ -169,9 +169,10 @@ async fn backend_of(conn: &mut AsyncPgConnection) -> String {
 
 /// The pool is split into shards, one per core, so that a worker's statements stay on its
 /// thread; the shards still share their capacity. With two shards of one connection each:
-/// a caller takes both at once (the second from the shard that is not its home), a third
-/// waits while both are out, and whichever is returned reaches the waiter, well within the
-/// pool's timeout (at once from its home shard, after the short home wait from the other).
+/// a caller takes both (the second made in the shard that is not its home only after the
+/// home wait: a connection is made at home while there is room), a third waits while both
+/// are out, and whichever is returned reaches the waiter, well within the pool's timeout (at
+/// once from its home shard, after the short home wait from the other).
 #[tokio::test]
 async fn the_shards_of_a_pool_lend_their_connections_to_any_caller_and_any_return_ends_a_wait() {
     let db = TestDb::new().await;
@@ -183,10 +184,12 @@ async fn the_shards_of_a_pool_lend_their_connections_to_any_caller_and_any_retur
         .await
         .unwrap()
         .unwrap();
+    let asked = Instant::now();
     let mut second = tokio::time::timeout(at_once, pool.get())
         .await
         .unwrap()
         .unwrap();
+    assert!(asked.elapsed() >= deckhand_postgres::HOME_WAIT);
     assert_ne!(backend_of(&mut first).await, backend_of(&mut second).await);
     let status = pool.status();
     assert_eq!((status.max_size, status.size, status.available), (2, 2, 0));
@@ -217,6 +220,78 @@ async fn the_shards_of_a_pool_lend_their_connections_to_any_caller_and_any_retur
     drop((returned, held));
     let status = pool.status();
     assert_eq!((status.size, status.available, status.waiting), (2, 2, 0));
+}
+
+/// The connections each shard holds, the workers' shards first.
+fn shard_sizes(pool: &deckhand_postgres::Pool) -> Vec<usize> {
+    pool.shard_status().iter().map(|shard| shard.size).collect()
+}
+
+/// A thread set apart from the HTTP workers (`deckhand serve`'s own: start-up, listeners,
+/// background tasks) makes its connections in a shard of its own and borrows only idle ones
+/// of the workers' shards, so no worker's connection is driven by it. Three connections on
+/// two cores: a worker's shard of one each, and one for the threads set apart.
+#[tokio::test]
+async fn a_thread_set_apart_makes_connections_only_in_its_own_shard_and_borrows_idle_ones() {
+    let db = TestDb::new().await;
+    let pool = deckhand_postgres::connect_in_shards(db.url(), 3, 2)
+        .await
+        .unwrap();
+    assert_eq!(shard_sizes(&pool), [0, 0, 0]);
+    // The test's thread stands for a worker: its connection is made in its home shard.
+    let mut worker = pool.get().await.unwrap();
+    let worker_backend = backend_of(&mut worker).await;
+    let after_worker = shard_sizes(&pool);
+    assert_eq!(after_worker.iter().sum::<usize>(), 1);
+    assert_eq!(
+        after_worker[2], 0,
+        "a worker's connection is made at its home"
+    );
+
+    let apart = pool.clone();
+    let expected = after_worker.clone();
+    let held = tokio::task::spawn_blocking(move || {
+        deckhand_postgres::set_this_thread_apart();
+        tokio::runtime::Handle::current().block_on(async move {
+            let own = apart.get().await.unwrap();
+            let mut with_own = expected.clone();
+            with_own[2] = 1;
+            assert_eq!(shard_sizes(&apart), with_own, "made in its own shard");
+            let second = tokio::time::timeout(Duration::from_millis(300), apart.get()).await;
+            assert!(
+                second.is_err(),
+                "nothing idle: it waits for its own shard's connection"
+            );
+            assert_eq!(
+                shard_sizes(&apart),
+                with_own,
+                "no connection is made for it in a worker's shard, where there is room"
+            );
+            own
+        })
+    })
+    .await
+    .unwrap();
+
+    // The worker's connection returned is idle: lent to the thread set apart at once.
+    drop(worker);
+    let apart = pool.clone();
+    let lent_backend = tokio::task::spawn_blocking(move || {
+        deckhand_postgres::set_this_thread_apart();
+        tokio::runtime::Handle::current().block_on(async move {
+            let mut lent = tokio::time::timeout(Duration::from_secs(1), apart.get())
+                .await
+                .expect("an idle connection is lent without waiting")
+                .unwrap();
+            backend_of(&mut lent).await
+        })
+    });
+    let lent_backend = lent_backend.await.unwrap();
+    assert_eq!(lent_backend, worker_backend);
+    let mut sizes = after_worker;
+    sizes[2] = 1;
+    assert_eq!(shard_sizes(&pool), sizes, "lent, none made");
+    drop(held);
 }
 
 #[tokio::test]
@@ -323,6 +398,8 @@ async fn each_test_db_is_isolated() {
         .await
         .unwrap();
 
+    // Held while the status is read: a listener may take a returned connection out for good.
+    let _held = one.pool().get().await.unwrap();
     let status = one.repositories().health.pool_status().unwrap();
     assert_eq!(status.max_size, 4);
     assert!(status.size >= 1);
