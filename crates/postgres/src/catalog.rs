@@ -22,7 +22,7 @@ use deckhand_domain::formats::{CardFacts, Legality};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, BigInt, Date, Nullable, SmallInt, Text, Uuid as SqlUuid};
 use diesel_async::{AsyncConnection as _, AsyncPgConnection, RunQueryDsl};
-use futures_util::{StreamExt as _, TryStreamExt as _};
+use futures_util::TryStreamExt as _;
 use uuid::Uuid;
 
 use crate::error;
@@ -186,34 +186,51 @@ const ALL_PRINTINGS: &str = concat!(
      WHERE p.game = $1"
 );
 
-/// Every card and printing of `game`, indexed: two statements in one snapshot (repeatable
-/// read), the printings decoded as they arrive rather than collected first, so that loading
-/// holds little more than the index it builds.
+/// How many printings a game has, so that its index's vector is made once at its size.
+const PRINTINGS_COUNT: &str = "SELECT count(*) AS printings FROM catalog_printings WHERE game = $1";
+
+#[derive(QueryableByName)]
+struct PrintingsCount {
+    #[diesel(sql_type = BigInt)]
+    printings: i64,
+}
+
+/// Every card and printing of `game`, indexed: three statements in one snapshot (repeatable
+/// read), the printings decoded as they arrive into a vector made at their count, so that
+/// loading holds little more than the index it builds (a vector grown by doubling held half as
+/// much again, and twice as much while it moved; docs/benchmarks.md).
 async fn load_index(conn: &mut AsyncPgConnection, game: &str) -> anyhow::Result<CatalogIndex> {
     let game = game.to_owned();
     conn.build_transaction()
         .read_only()
         .repeatable_read()
         .run::<_, anyhow::Error, _>(async |conn| {
-            let cards: Vec<CardNameRow> = Statement::new(ALL_CARDS, vec![Bind::Text(game.clone())])
+            let binds = || vec![Bind::Text(game.clone())];
+            let cards: Vec<CardNameRow> = Statement::new(ALL_CARDS, binds())
                 .load(conn)
                 .await
                 .map_err(error::query)
                 .context("loading the catalog's cards")?;
+            let counted: PrintingsCount = Statement::new(PRINTINGS_COUNT, binds())
+                .get_result(conn)
+                .await
+                .map_err(error::query)
+                .context("counting the catalog's printings")?;
+            let mut printings = Vec::with_capacity(usize::try_from(counted.printings)?);
             let mut shared = HashMap::new();
-            let printings: Vec<CatalogEntry> =
-                Statement::new(ALL_PRINTINGS, vec![Bind::Text(game.clone())])
-                    .load_stream::<EntryRow>(conn)
-                    .await
-                    .map_err(error::query)
-                    .context("loading the catalog's printings")?
-                    .map(|row| {
-                        row.map_err(error::query)
-                            .context("loading the catalog's printings")?
-                            .into_shared(&mut shared)
-                    })
-                    .try_collect()
-                    .await?;
+            let mut rows = Statement::new(ALL_PRINTINGS, binds())
+                .load_stream::<EntryRow>(conn)
+                .await
+                .map_err(error::query)
+                .context("loading the catalog's printings")?;
+            while let Some(row) = rows
+                .try_next()
+                .await
+                .map_err(error::query)
+                .context("loading the catalog's printings")?
+            {
+                printings.push(row.into_shared(&mut shared)?);
+            }
             let cards = cards.into_iter().map(CardNameRow::into_domain).collect();
             Ok(CatalogIndex::new(cards, printings))
         })

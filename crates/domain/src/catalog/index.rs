@@ -32,23 +32,31 @@ pub struct CatalogIndex {
 impl CatalogIndex {
     /// Every card and every printing of one game. A printing appears once per variant id (the
     /// last one given wins); a card may have no printings (a re-import can move them all to
-    /// another card) and is still found by name.
+    /// another card) and is still found by name. The printings are kept in the vector given,
+    /// not copied: they are most of the index, and building a second vector of them had the
+    /// server's memory peak at about twice the index's size (docs/benchmarks.md).
     pub fn new(cards: Vec<CardName>, printings: impl IntoIterator<Item = CatalogEntry>) -> Self {
-        let mut index = Self::default();
-        for entry in printings {
-            match index.by_variant.get(&entry.printing.variant_id) {
-                Some(&slot) => index.printings[slot] = entry,
-                None => {
-                    index
-                        .by_variant
-                        .insert(entry.printing.variant_id, index.printings.len());
-                    index.printings.push(entry);
-                }
-            }
-        }
-        index.printings.shrink_to_fit();
+        let mut printings: Vec<CatalogEntry> = printings.into_iter().collect();
+        let last_given: HashMap<Uuid, usize> = printings
+            .iter()
+            .enumerate()
+            .map(|(position, entry)| (entry.printing.variant_id, position))
+            .collect();
+        let mut position = 0;
+        printings.retain(|entry| {
+            let kept = last_given.get(&entry.printing.variant_id) == Some(&position);
+            position += 1;
+            kept
+        });
+        drop(last_given);
+        printings.shrink_to_fit();
+        let mut index = Self {
+            printings,
+            ..Self::default()
+        };
         for (slot, entry) in index.printings.iter().enumerate() {
             let printing = &entry.printing;
+            index.by_variant.insert(printing.variant_id, slot);
             for (by_id, id) in index.by_catalog.iter_mut().zip(printing.catalog_ids()) {
                 if let Some(id) = id {
                     by_id.entry(id.to_owned()).or_default().push(slot);
