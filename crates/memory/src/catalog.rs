@@ -379,14 +379,14 @@ impl CatalogRepository for MemoryCatalog {
                         .get(&(game.to_owned(), card.name_key.clone()))
                         .cloned()
                         .unwrap_or_default(),
-                    legalities: merge_announced(
+                    legalities: Arc::new(merge_announced(
                         catalog.legalities.get(card_id).unwrap_or(&BTreeMap::new()),
                         tables
                             .announcements
                             .get(game)
                             .and_then(|by_name| by_name.get(&card.name_key))
                             .map_or(&[][..], Vec::as_slice),
-                    ),
+                    )),
                 }))
             })
             .collect())

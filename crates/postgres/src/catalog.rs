@@ -641,8 +641,9 @@ impl CatalogRepository for PgCatalog {
             .await
             .map_err(error::query)
             .context("loading card facts")?;
+        let mut shared = facts::SharedHistories::new();
         rows.into_iter()
-            .map(|row| row.into_domain().map(Arc::new))
+            .map(|row| row.into_domain(&mut shared).map(Arc::new))
             .collect()
     }
 

@@ -1,6 +1,7 @@
 //! Format rules and card facts as values: what a check reads, wherever it was stored.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use time::OffsetDateTime;
 use uuid::Uuid;
@@ -130,7 +131,7 @@ impl CardTextRules {
 
 /// One record of a card's legality history: `status` from `from` on (until the next record).
 /// A record of an announcement (the shipped history) also says the status it replaced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LegalityChange {
     pub from: OffsetDateTime,
     pub status: Legality,
@@ -170,9 +171,14 @@ pub struct CardFacts {
     /// In the game's colour order.
     pub color_identity: Vec<String>,
     pub text: CardTextRules,
-    /// Format slug → the card's legality history in that format, oldest first.
-    pub legalities: BTreeMap<String, Vec<LegalityChange>>,
+    /// Format slug → the card's legality history in that format, oldest first. Shared: a
+    /// store that holds every card's facts keeps one copy of each distinct history, which most
+    /// cards share with others (docs/benchmarks/history.md, "card facts share their histories").
+    pub legalities: Arc<LegalityHistory>,
 }
+
+/// Format slug → a card's legality history in that format, oldest first.
+pub type LegalityHistory = BTreeMap<String, Vec<LegalityChange>>;
 
 impl CardFacts {
     /// The legality in force in `format` at `as_of`: the last record from at or before it;

@@ -209,7 +209,7 @@ mod tests {
                 type_line: String::new(),
                 color_identity: Vec::new(),
                 text: Default::default(),
-                legalities: merge_announced(&BTreeMap::new(), &changes),
+                legalities: std::sync::Arc::new(merge_announced(&BTreeMap::new(), &changes)),
             };
             for change in &changes {
                 let day = time::Duration::days(1);

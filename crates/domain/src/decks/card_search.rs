@@ -284,7 +284,7 @@ mod tests {
             type_line: type_line.into(),
             color_identity: vec![],
             text: CardTextRules::default(),
-            legalities: BTreeMap::new(),
+            legalities: Default::default(),
         }
     }
 

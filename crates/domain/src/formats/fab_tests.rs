@@ -61,7 +61,7 @@ fn cards() -> HashMap<String, CardFacts> {
             type_line: entry.printing.type_line.clone(),
             color_identity: entry.color_identity.clone(),
             text: entry.text_rules.clone().unwrap_or_default(),
-            legalities,
+            legalities: std::sync::Arc::new(legalities),
         };
         cards.insert(facts.name.clone(), facts);
     }
@@ -465,7 +465,7 @@ fn restricted_and_unknown_legalities_read_as_for_every_game() {
         check(&game(), &format, &rules, &lines, &facts, NOW)
     };
     let problems = with(&|card| {
-        card.legalities.insert(
+        std::sync::Arc::make_mut(&mut card.legalities).insert(
             "cc".into(),
             vec![LegalityChange::recorded(PACKAGE_DAY, Legality::Restricted)],
         );
@@ -476,7 +476,7 @@ fn restricted_and_unknown_legalities_read_as_for_every_game() {
     );
     assert_eq!((problems[0].count, problems[0].limit), (Some(3), Some(1)));
     let problems = with(&|card| {
-        card.legalities.remove("cc");
+        std::sync::Arc::make_mut(&mut card.legalities).remove("cc");
     });
     assert_eq!(
         rules_of(&problems),

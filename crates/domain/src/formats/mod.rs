@@ -12,7 +12,7 @@ mod tests;
 /// The data a check reads lives with the catalog (formats and cards own it); named here too.
 pub use crate::catalog::deck_rules::{
     CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroCard, HeroRules,
-    Legality, LegalityChange, PartnerAbility, partners, recorded_at, text_rules,
+    Legality, LegalityChange, LegalityHistory, PartnerAbility, partners, recorded_at, text_rules,
 };
 pub use crate::catalog::seeds;
 pub use check::{CheckLine, Problem, ProblemCard, Rule, check};

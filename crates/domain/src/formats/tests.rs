@@ -92,19 +92,21 @@ fn card(id: &str, name: &str, type_line: &str, identity: &str, legal: [&str; 6])
         type_line: type_line.into(),
         color_identity: identity.chars().map(String::from).collect(),
         text: CardTextRules::default(),
-        legalities: formats
-            .iter()
-            .zip(legal)
-            .map(|(format, status)| {
-                (
-                    (*format).to_owned(),
-                    vec![LegalityChange::recorded(
-                        datetime!(2019-06-01 00:00 UTC),
-                        Legality::parse(status).unwrap(),
-                    )],
-                )
-            })
-            .collect(),
+        legalities: std::sync::Arc::new(
+            formats
+                .iter()
+                .zip(legal)
+                .map(|(format, status)| {
+                    (
+                        (*format).to_owned(),
+                        vec![LegalityChange::recorded(
+                            datetime!(2019-06-01 00:00 UTC),
+                            Legality::parse(status).unwrap(),
+                        )],
+                    )
+                })
+                .collect(),
+        ),
     }
 }
 
@@ -427,7 +429,7 @@ fn a_rare_in_pauper_is_not_legal() {
 #[test]
 fn a_format_the_card_has_no_record_for_is_a_legality_unknown_problem() {
     let mut goyf = tarmogoyf();
-    goyf.legalities.clear();
+    std::sync::Arc::make_mut(&mut goyf.legalities).clear();
     let problems = modern_base().main(4, goyf).check("modern", &constructed());
     assert_eq!(
         rules_of(&problems),
@@ -447,7 +449,7 @@ fn a_format_the_card_has_no_record_for_is_a_legality_unknown_problem() {
 #[test]
 fn before_the_first_record_the_announced_before_status_applies() {
     let mut goyf = tarmogoyf();
-    goyf.legalities.insert(
+    std::sync::Arc::make_mut(&mut goyf.legalities).insert(
         "modern".into(),
         vec![LegalityChange {
             from: datetime!(2019-08-30 00:00 UTC),
@@ -464,7 +466,7 @@ fn before_the_first_record_the_announced_before_status_applies() {
         Some(Legality::Banned)
     );
     // An imported record has no "before": its own status applies before it.
-    goyf.legalities.insert(
+    std::sync::Arc::make_mut(&mut goyf.legalities).insert(
         "legacy".into(),
         vec![LegalityChange::recorded(
             datetime!(2019-04-01 00:00 UTC),
@@ -737,7 +739,7 @@ fn problems_sort_by_rule_code_then_card_name_size_problems_first() {
 #[test]
 fn legality_as_of_a_date_follows_the_history() {
     let mut pod = birthing_pod();
-    pod.legalities.insert(
+    std::sync::Arc::make_mut(&mut pod.legalities).insert(
         "modern".into(),
         vec![
             LegalityChange::recorded(datetime!(2019-06-01 00:00 UTC), Legality::Legal),

@@ -1,18 +1,19 @@
 //! Format rules, card facts and legality history (migration
 //! `2026-11-26-000100_format_checks`): how imports record them and how checks read them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use deckhand_domain::catalog::{CatalogEntry, name_key};
 use deckhand_domain::formats::{
     CardFacts, CardTextRules, CommanderRules, CopyAllowance, FormatRules, HeroCard, HeroRules,
-    Legality, LegalityChange, PartnerAbility, recorded_at,
+    Legality, LegalityChange, LegalityHistory, PartnerAbility, recorded_at,
 };
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, Bool, Integer, Nullable, Text, Timestamptz, Uuid as SqlUuid};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use futures_util::TryStreamExt as _;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
@@ -169,14 +170,19 @@ pub(super) struct FactsRow {
     befores: Vec<Option<String>>,
 }
 
+/// The distinct legality histories of a game's cards, each held once.
+pub(super) type SharedHistories = HashSet<Arc<LegalityHistory>>;
+
 impl FactsRow {
-    pub(super) fn into_domain(self) -> anyhow::Result<CardFacts> {
+    /// The card's facts, its legality history shared with the cards in `shared` that have the
+    /// same.
+    pub(super) fn into_domain(self, shared: &mut SharedHistories) -> anyhow::Result<CardFacts> {
         let copies = match (self.any_number, self.copies_max) {
             (true, _) => CopyAllowance::Any,
             (false, Some(max)) => CopyAllowance::UpTo(count(max)),
             (false, None) => CopyAllowance::Format,
         };
-        let mut legalities: BTreeMap<String, Vec<LegalityChange>> = BTreeMap::new();
+        let mut legalities = LegalityHistory::new();
         let parse = |status: &str| {
             Legality::parse(status)
                 .with_context(|| format!("card {} has legality {status:?}", self.card_id))
@@ -215,24 +221,42 @@ impl FactsRow {
                 }),
                 legal_heroes: self.legal_heroes,
             },
-            legalities,
+            legalities: share(shared, legalities),
         })
     }
 }
 
-/// Every card's facts of `game`, by card id.
+/// `history`, or the equal one `shared` holds.
+fn share(shared: &mut SharedHistories, history: LegalityHistory) -> Arc<LegalityHistory> {
+    if let Some(held) = shared.get(&history) {
+        return held.clone();
+    }
+    let history = Arc::new(history);
+    shared.insert(history.clone());
+    history
+}
+
+/// Every card's facts of `game`, by card id, decoded as the rows arrive, the cards with the
+/// same legality history sharing one copy of it.
 pub(super) async fn load_facts(
     conn: &mut AsyncPgConnection,
     game: &str,
 ) -> anyhow::Result<HashMap<Uuid, Arc<CardFacts>>> {
-    let rows: Vec<FactsRow> = Statement::new(ALL_FACTS, vec![Bind::Text(game.to_owned())])
-        .load(conn)
+    let mut rows = Statement::new(ALL_FACTS, vec![Bind::Text(game.to_owned())])
+        .load_stream::<FactsRow>(conn)
         .await
         .map_err(error::query)
         .context("loading card facts")?;
-    rows.into_iter()
-        .map(|row| Ok((row.card_id, Arc::new(row.into_domain()?))))
-        .collect()
+    let (mut facts, mut shared) = (HashMap::new(), SharedHistories::new());
+    while let Some(row) = rows
+        .try_next()
+        .await
+        .map_err(error::query)
+        .context("loading card facts")?
+    {
+        facts.insert(row.card_id, Arc::new(row.into_domain(&mut shared)?));
+    }
+    Ok(facts)
 }
 
 /// Adds a history row from the file's day `$5` for each (card, format of the game, status)
