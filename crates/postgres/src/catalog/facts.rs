@@ -493,3 +493,32 @@ INSERT INTO card_legalities (game, card_id, format, valid_from, status, source)
 VALUES ($1, $2, $3, $4, $5, 'operator')
 ON CONFLICT (game, card_id, format, valid_from)
 DO UPDATE SET status = excluded.status, source = excluded.source";
+
+#[cfg(test)]
+mod tests {
+    use time::macros::datetime;
+
+    use super::*;
+
+    fn history(status: Legality) -> LegalityHistory {
+        LegalityHistory::from([(
+            "modern".to_owned(),
+            vec![LegalityChange::recorded(
+                datetime!(2019-06-01 00:00 UTC),
+                status,
+            )],
+        )])
+    }
+
+    #[test]
+    fn equal_histories_are_held_once_and_different_ones_apart() {
+        let mut shared = SharedHistories::new();
+        let first = share(&mut shared, history(Legality::Legal));
+        let same = share(&mut shared, history(Legality::Legal));
+        let banned = share(&mut shared, history(Legality::Banned));
+        assert!(Arc::ptr_eq(&first, &same));
+        assert!(!Arc::ptr_eq(&first, &banned));
+        assert_eq!(*banned, history(Legality::Banned));
+        assert_eq!(shared.len(), 2);
+    }
+}
