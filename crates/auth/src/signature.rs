@@ -30,7 +30,7 @@ pub struct MalformedSignature;
 
 impl SignatureHeader {
     /// Parses `v1.<1 to 11 digits>.<exactly 64 lower-case hex digits>`; anything else (another
-    /// version, signs, spaces, upper-case hex, a missing part) is malformed. Only lower case
+    /// version, signs, spaces, a leading zero, upper-case hex, a missing part) is malformed. Only lower case
     /// is accepted because only lower case is produced: one spelling per signature.
     pub fn parse(value: &str) -> Result<Self, MalformedSignature> {
         let mut parts = value.split('.');
@@ -43,6 +43,7 @@ impl SignatureHeader {
             || timestamp.is_empty()
             || timestamp.len() > MAX_TIMESTAMP_DIGITS
             || !timestamp.bytes().all(|b| b.is_ascii_digit())
+            || (timestamp.len() > 1 && timestamp.starts_with('0'))
         {
             return Err(MalformedSignature);
         }
@@ -203,6 +204,8 @@ mod tests {
             format!("v1..{hex64}"),
             format!("v1.-42.{hex64}"),
             format!("v1.+42.{hex64}"),
+            format!("v1.042.{hex64}"),
+            format!("v1.00.{hex64}"),
             format!("v1.123456789012.{hex64}"),
             "v1.42".to_owned(),
             format!("v1.42.{hex64}.x"),
@@ -218,6 +221,7 @@ mod tests {
             );
         }
         assert!(SignatureHeader::parse(&format!("v1.12345678901.{hex64}")).is_ok());
+        assert!(SignatureHeader::parse(&format!("v1.0.{hex64}")).is_ok());
     }
 
     #[test]
