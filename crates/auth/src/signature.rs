@@ -30,8 +30,9 @@ pub struct MalformedSignature;
 
 impl SignatureHeader {
     /// Parses `v1.<1 to 11 digits>.<exactly 64 lower-case hex digits>`; anything else (another
-    /// version, signs, spaces, a leading zero, upper-case hex, a missing part) is malformed. Only lower case
-    /// is accepted because only lower case is produced: one spelling per signature.
+    /// version, signs, spaces, a leading zero, upper-case hex, a missing part) is malformed. Only
+    /// lower case and no leading zero are accepted because only they are produced: one spelling
+    /// per signature.
     pub fn parse(value: &str) -> Result<Self, MalformedSignature> {
         let mut parts = value.split('.');
         let (Some(version), Some(timestamp), Some(hex), None) =
