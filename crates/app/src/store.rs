@@ -77,7 +77,7 @@ pub async fn open_postgres(settings: &StoreSettings) -> anyhow::Result<Repositor
 }
 
 /// The primary's pools: `pool` for statements (through the pooler, if any) and `listen` for
-/// the connections that LISTEN (PostgreSQL itself).
+/// the connection that LISTENs (PostgreSQL itself).
 struct PrimaryPools {
     pool: Pool,
     listen: Pool,

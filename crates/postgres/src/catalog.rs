@@ -26,6 +26,7 @@ use futures_util::TryStreamExt as _;
 use uuid::Uuid;
 
 use crate::error;
+use crate::listener::Listener;
 use crate::pool::{Pool, checkout};
 use crate::schema::{catalog_cards, catalog_printings, game_sections, games};
 use crate::statement::{Bind, Statement};
@@ -508,7 +509,7 @@ pub(crate) struct PgCatalog {
 }
 
 impl PgCatalog {
-    pub(crate) fn new(pool: Pool, listen: Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: Listener) -> Self {
         Self {
             cache: cache::CatalogCache::new(pool.clone(), listen),
             pool,
@@ -531,7 +532,7 @@ impl PgCatalog {
     /// listener is connected, so that every lookup is answered in process from then on.
     pub(crate) async fn with_lookups(
         pool: Pool,
-        listen: Pool,
+        listen: Listener,
         lookups: CardLookups,
     ) -> anyhow::Result<Self> {
         let catalog = Self {

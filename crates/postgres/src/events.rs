@@ -37,7 +37,7 @@ use tokio::time::Instant;
 use uuid::Uuid;
 
 use crate::error;
-use crate::listener::{self, Invalidate};
+use crate::listener::{self, Invalidate, Listener};
 use crate::pool::{Pool, checkout};
 use crate::rules::{Conditions, readable_sql};
 use crate::statement::{Bind, Statement};
@@ -578,10 +578,6 @@ impl Invalidate for EventNews {
         });
     }
 
-    fn wants_schema(&self) -> bool {
-        true
-    }
-
     fn listening_in(&self, schema: &str) {
         *listener::lock_state(&self.schema) = Some(schema.to_owned());
     }
@@ -613,17 +609,13 @@ pub(crate) struct PgEvents {
 
 impl PgEvents {
     /// The log over `pool`, with its listener running for as long as the log lives.
-    pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: &Listener) -> Self {
         let news = Arc::new(EventNews {
             heard: watch::Sender::new(Heard::default()),
             primary: pool.clone(),
             schema: std::sync::Mutex::new(None),
         });
-        listener::spawn(
-            "deckhand_events",
-            Arc::downgrade(&news) as Weak<EventNews>,
-            listen.clone(),
-        );
+        listen.subscribe("deckhand_events", Arc::downgrade(&news) as Weak<EventNews>);
         Self {
             pool,
             news,

@@ -47,6 +47,8 @@ use deckhand_domain::ports::{Kept, PruneJob, Repositories};
 use deckhand_domain::webhooks::DELIVERY_RETENTION;
 use deckhand_domain::webhooks::ports::{EndedDeliveries, WebhookRepository};
 
+use crate::listener::Listener;
+
 /// The resolution statements, for the test that pins their plans; the choice of where card
 /// lookups are answered, for the tests that hold both ways to the catalog contract.
 #[doc(hidden)]
@@ -59,21 +61,21 @@ pub use pool::{
 pub use replication::{Replicated, replicated};
 pub use server_settings::check_statement_timeout;
 
-/// Every repository over one pool, which also gives the connections that LISTEN.
+/// Every repository over one pool, which also gives the connection that LISTENs.
 pub fn repositories(pool: Pool) -> Repositories {
     repositories_listening_on(pool.clone(), pool)
 }
 
-/// Every repository over `pool`, with the connections that LISTEN for changes taken from
+/// Every repository over `pool`, with the connection that LISTENs for changes taken from
 /// `listen`: straight to PostgreSQL when `pool` goes through a transaction-mode pooler, which
 /// would hand a LISTENing session to other clients (`DATABASE_LISTEN_URL`).
 pub fn repositories_listening_on(pool: Pool, listen: Pool) -> Repositories {
-    repositories_and_events(pool, &listen).0
+    repositories_and_events(pool, &Listener::new(listen)).0
 }
 
 /// As [`repositories_listening_on`], and the event log among them, whose news of new events
 /// replicas share (`replication`).
-fn repositories_and_events(pool: Pool, listen: &Pool) -> (Repositories, Arc<events::PgEvents>) {
+fn repositories_and_events(pool: Pool, listen: &Listener) -> (Repositories, Arc<events::PgEvents>) {
     let pat_cache = pats::PatCache::new(listen.clone());
     let event_log = Arc::new(events::PgEvents::new(pool.clone(), listen));
     let events: Arc<dyn EventRepository> = event_log.clone();
@@ -138,9 +140,10 @@ pub async fn repositories_with_card_lookups(
     pool: Pool,
     lookups: CardLookups,
 ) -> anyhow::Result<Repositories> {
-    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), pool.clone(), lookups).await?;
+    let listen = Listener::new(pool.clone());
+    let catalog = catalog::PgCatalog::with_lookups(pool.clone(), listen.clone(), lookups).await?;
     Ok(Repositories {
         catalog: Arc::new(catalog),
-        ..repositories(pool)
+        ..repositories_and_events(pool, &listen).0
     })
 }

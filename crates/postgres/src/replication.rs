@@ -23,7 +23,7 @@ use diesel_async::RunQueryDsl;
 use tokio::time::Instant;
 
 use crate::error;
-use crate::listener::lock_state;
+use crate::listener::{Listener, lock_state};
 use crate::pool::{Pool, checkout};
 
 /// The primary's repositories and each replica's, and the lag monitor the router reads.
@@ -37,7 +37,7 @@ pub struct Replicated {
 /// The primary's repositories over `primary`, and for each of `replicas` the same repositories
 /// with the reads a replica may serve (decks, guides, the catalog, the event feed) on it; what
 /// it may not serve (credentials, OAuth, writes, idempotency, webhooks) stays on the primary.
-/// The primary's LISTENing connections come from `listen` (see
+/// The primary's LISTENing connection comes from `listen` (see
 /// [`crate::repositories_listening_on`]). Starts the lag monitor, measuring every
 /// [`interval`]`(max_lag)` for as long as the returned status lives.
 pub fn replicated(
@@ -46,7 +46,8 @@ pub fn replicated(
     replicas: Vec<Pool>,
     max_lag: Duration,
 ) -> Replicated {
-    let (primary_repositories, events) = crate::repositories_and_events(primary.clone(), listen);
+    let (primary_repositories, events) =
+        crate::repositories_and_events(primary.clone(), &Listener::new(listen.clone()));
     let replica_repositories = replicas
         .iter()
         .map(|replica| Repositories {

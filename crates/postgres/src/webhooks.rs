@@ -33,7 +33,7 @@ use uuid::Uuid;
 
 use crate::error;
 use crate::events::read_events_after;
-use crate::listener::{self, Invalidate};
+use crate::listener::{Invalidate, Listener};
 use crate::pool::{Pool, checkout};
 use crate::scopes::stored_scopes;
 
@@ -57,11 +57,11 @@ impl Invalidate for Wake {
 }
 
 impl PgWebhookRepository {
-    pub(crate) fn new(pool: Pool, listen: &Pool) -> Self {
+    pub(crate) fn new(pool: Pool, listen: &Listener) -> Self {
         let wake = Arc::new(Wake(Notify::new()));
         if tokio::runtime::Handle::try_current().is_ok() {
             for channel in CHANNELS {
-                listener::spawn(channel, Arc::downgrade(&wake) as Weak<Wake>, listen.clone());
+                listen.subscribe(channel, Arc::downgrade(&wake) as Weak<Wake>);
             }
         }
         Self { pool, wake }

@@ -1621,6 +1621,57 @@ async fn a_kept_pat_follows_changes_made_anywhere() {
     eventually_found(&repos, &pat.token_hash, |_, user| !user.active).await;
 }
 
+/// Every copy one set of repositories holds (the catalog, the kept tokens, the events' news and
+/// the webhook worker's wake-ups) hears of changes on one connection: PostgreSQL signals every
+/// listening backend of the database at each commit that notifies, whatever its channels, so
+/// each listening connection more costs every write (docs/benchmarks.md, "One listening
+/// connection").
+#[tokio::test]
+async fn a_set_of_repositories_listens_on_one_connection() {
+    let (db, repos, pat, mut other) = alices_pat().await;
+    assert_kept_in_process(&repos, &mut other, &pat.token_hash).await;
+    // The catalog's copy subscribes last, at its first read: its LISTEN is the last one sent.
+    mainboard_label(&repos).await;
+    let listening = |last: &'static str| {
+        diesel::sql_query(
+            "SELECT count(*) FILTER (WHERE query LIKE 'LISTEN %') AS count, \
+                 count(*) FILTER (WHERE query = $2) AS last \
+             FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind::<Text, _>(db.schema().to_owned())
+        .bind::<Text, _>(last)
+    };
+    #[derive(QueryableByName)]
+    struct Listening {
+        #[diesel(sql_type = BigInt)]
+        count: i64,
+        #[diesel(sql_type = BigInt)]
+        last: i64,
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let seen: Listening =
+            diesel_async::RunQueryDsl::get_result(listening("LISTEN deckhand_catalog"), &mut other)
+                .await
+                .unwrap();
+        if seen.last == 1 {
+            assert_eq!(seen.count, 1, "one listening connection for every channel");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the catalog's channel was never listened on"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Each copy still hears its own channel on it.
+    other
+        .batch_execute("UPDATE personal_access_tokens SET revoked_at = now()")
+        .await
+        .unwrap();
+    eventually_found(&repos, &pat.token_hash, |pat, _| pat.revoked_at.is_some()).await;
+}
+
 /// A user deactivated through this instance is seen by its very next lookup.
 #[tokio::test]
 async fn a_user_deactivated_here_drops_the_kept_pats_at_once() {

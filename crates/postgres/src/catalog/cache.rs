@@ -17,7 +17,7 @@
 //! printings, read and indexed in about half a second), one load at a time.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -29,7 +29,7 @@ use uuid::Uuid;
 use super::facts::{FORMATS_WITH_RULES, FormatRulesRow, load_facts};
 use super::{load_games, load_index};
 use crate::error;
-use crate::listener::{self, Invalidate};
+use crate::listener::{self, Invalidate, Listener};
 use crate::pool::{POOL_TIMEOUT, Pool, checkout};
 use crate::statement::Statement;
 
@@ -62,8 +62,8 @@ struct State {
 
 pub(super) struct CatalogCache {
     pool: Pool,
-    /// Where the listener takes its connection (`repositories_listening_on`).
-    listen: Pool,
+    /// The repositories' listening connection; none on a replica, where nothing is kept.
+    listen: Option<Listener>,
     state: Mutex<State>,
     listener: OnceLock<()>,
     /// Held while a card index loads, so that requests arriving meanwhile wait for it rather
@@ -72,7 +72,11 @@ pub(super) struct CatalogCache {
 }
 
 impl CatalogCache {
-    pub(super) fn new(pool: Pool, listen: Pool) -> Arc<Self> {
+    pub(super) fn new(pool: Pool, listen: Listener) -> Arc<Self> {
+        Self::with(pool, Some(listen))
+    }
+
+    fn with(pool: Pool, listen: Option<Listener>) -> Arc<Self> {
         Arc::new(Self {
             pool,
             listen,
@@ -84,15 +88,15 @@ impl CatalogCache {
 
     /// A cache that never listens, so never keeps a copy: every read goes to `pool`.
     pub(super) fn never_listening(pool: Pool) -> Arc<Self> {
-        let cache = Self::new(pool.clone(), pool);
-        // Marked as started, so no listener is ever spawned and `listening` stays false.
-        let _ = cache.listener.set(());
-        cache
+        // Never subscribed, so `listening` stays false.
+        Self::with(pool, None)
     }
 
     fn start_listening(self: &Arc<Self>) {
         self.listener.get_or_init(|| {
-            listener::spawn(CHANNEL, Arc::downgrade(self), self.listen.clone());
+            if let Some(listen) = &self.listen {
+                listen.subscribe(CHANNEL, Arc::downgrade(self) as Weak<Self>);
+            }
         });
     }
 

@@ -10,14 +10,13 @@
 //! connected every lookup reads the database. Only tokens found are kept, so a token created
 //! anywhere works at once; expiry is checked on every request from the kept `expires_at`.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use deckhand_auth::TokenHash;
 use deckhand_domain::identity::{PersonalAccessToken, User};
 
-use crate::listener::{self, Invalidate};
-use crate::pool::Pool;
+use crate::listener::{self, Invalidate, Listener};
 
 /// The channel the triggers notify.
 const CHANNEL: &str = "deckhand_credentials";
@@ -45,15 +44,15 @@ pub(super) enum Cached {
 }
 
 pub(crate) struct PatCache {
-    /// Where the listener takes its connection (`repositories_listening_on`).
-    listen: Pool,
+    /// The repositories' listening connection.
+    listen: Listener,
     state: Mutex<State>,
     found: moka::sync::Cache<[u8; 32], Arc<(PersonalAccessToken, User)>>,
     listener: OnceLock<()>,
 }
 
 impl PatCache {
-    pub(crate) fn new(listen: Pool) -> Arc<Self> {
+    pub(crate) fn new(listen: Listener) -> Arc<Self> {
         Arc::new(Self {
             listen,
             state: Mutex::new(State::default()),
@@ -68,7 +67,8 @@ impl PatCache {
     /// The token with `hash` and its user, when the copy has them.
     pub(super) fn lookup(self: &Arc<Self>, hash: &TokenHash) -> Cached {
         self.listener.get_or_init(|| {
-            listener::spawn(CHANNEL, Arc::downgrade(self), self.listen.clone());
+            self.listen
+                .subscribe(CHANNEL, Arc::downgrade(self) as Weak<Self>);
         });
         let state = self.lock();
         match self.found.get(hash.as_bytes()) {
