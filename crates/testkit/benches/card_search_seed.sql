@@ -1,8 +1,8 @@
 -- Card lists with a realistic popularity curve, for card search and card statistics
 -- (docs/benchmarks.md, "Card search and card statistics"). Run after decks_seed.sql and an import
 -- of the mtg catalog, with triggers off (`SET session_replication_role = replica`): it writes
--- each mtg deck's counted cards (`card_ids`, `card_copies`, which the trigger
--- `deck_counted_cards` keeps from the card list in a real save) directly.
+-- each mtg deck's counted cards (`card_ids`, `card_copies`, and their sieve `card_bloom`, which
+-- the trigger `deck_counted_cards` keeps from the card list in a real save) directly.
 --
 -- Every mtg card gets a popularity rank (a fixed shuffle of the catalog). A deck draws 40 ranks
 -- from a Zipf-Mandelbrot law, P(rank r) proportional to 1 / (r + 20), as the inverse of its
@@ -30,7 +30,8 @@ CROSS JOIN generate_series(1, 40) AS draw
 WHERE d.game = 'mtg';
 
 UPDATE decks d
-SET card_ids = picked.ids, card_copies = picked.copies
+SET card_ids = picked.ids, card_copies = picked.copies,
+    card_bloom = deck_card_bloom(picked.ids)
 FROM (
     SELECT s.id,
            array_agg(r.card_id ORDER BY r.card_id) AS ids,

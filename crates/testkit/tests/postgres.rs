@@ -1382,7 +1382,7 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     // The common card's 10 pages, the exclusion's 10, and one walk each for the others (the
     // short walks are remembered): on generic plans but the first five of each statement.
     let (walk_generic, walk_custom) = runs(&|sql| {
-        sql.contains(") AS d WHERE d.card_ids @> (SELECT")
+        sql.contains(") AS w ON w.id = d.id WHERE (w.card_bloom & (SELECT deck_card_bloom(")
             || sql.contains(") AS d WHERE NOT d.card_ids && (SELECT")
     });
     assert_eq!(walk_generic + walk_custom, 24, "{texts:#?}");
@@ -1397,6 +1397,79 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     let (planned_generic, planned_custom) =
         runs(&|sql| sql.starts_with("SELECT d.id FROM decks d WHERE") && sql.contains("@> $"));
     assert_eq!(planned_generic + planned_custom, 10, "{texts:#?}");
+}
+
+/// A walked `cards=` page passes the walked decks through their card sieve (a Bloom filter of
+/// each deck's counted cards, held in the list's index) and checks the cards of those it lets
+/// through on their rows: a deck the sieve lets through without holding the card (a false
+/// positive, as a deck of 300 cards has for more than half of all cards) is not listed.
+#[tokio::test]
+async fn a_deck_the_card_sieve_lets_through_is_listed_only_when_it_holds_the_cards() {
+    use deckhand_domain::decks::{DeckFilters, DeckQuery, DeckSort, PageRequest, SortOrder};
+
+    #[derive(QueryableByName)]
+    struct Card {
+        #[diesel(sql_type = diesel::sql_types::Uuid)]
+        id: Uuid,
+    }
+
+    let db = TestDb::new().await;
+    let (_pool, repos, alice) = one_connection_with_alice(&db).await;
+    let holder = deck(&alice, "holder");
+    repos.decks.insert(&holder).await.unwrap();
+    repos.decks.insert(&deck(&alice, "crowded")).await.unwrap();
+    let line = |card: &str| {
+        format!(
+            "json_build_object('card', json_build_object('card_id', {card}, 'variant_id', {card}, \
+             'name', 'Card', 'set', 's', 'collector_number', '1', 'type_line', 'Instant', \
+             'colors', '[]'::json), 'section', 'mainboard', 'quantity', 1, 'foil', false)"
+        )
+    };
+    let mut conn = AsyncPgConnection::establish(db.url()).await.unwrap();
+    // `crowded`, the more recently edited, holds 300 cards; the save's trigger keeps its sieve.
+    conn.batch_execute(&format!(
+        "UPDATE decks SET updated_at = updated_at + interval '1 hour', cards = \
+         (SELECT json_agg({}) FROM generate_series(1, 300) AS n) WHERE name = 'crowded'",
+        line("gen_random_uuid()")
+    ))
+    .await
+    .unwrap();
+    // A card `crowded` does not hold whose bits its sieve all has.
+    let wanted: Card = diesel_async::RunQueryDsl::get_result(
+        diesel::sql_query(
+            "SELECT card AS id FROM (SELECT gen_random_uuid() AS card \
+             FROM generate_series(1, 1000)) AS candidates, decks d \
+             WHERE d.name = 'crowded' AND NOT d.card_ids @> ARRAY[card] \
+             AND (d.card_bloom & deck_card_bloom(ARRAY[card])) = deck_card_bloom(ARRAY[card]) \
+             LIMIT 1",
+        ),
+        &mut conn,
+    )
+    .await
+    .unwrap();
+    conn.batch_execute(&format!(
+        "UPDATE decks SET cards = json_build_array({}) WHERE name = 'holder'",
+        line(&format!("'{}'::uuid", wanted.id))
+    ))
+    .await
+    .unwrap();
+
+    // A page of one, which the walk fills: `crowded` first, let through by the sieve.
+    let query = DeckQuery {
+        game: "mtg".into(),
+        filters: DeckFilters {
+            cards: vec![wanted.id],
+            ..DeckFilters::default()
+        },
+        viewer: None,
+        sort: DeckSort::EditedAt,
+        order: SortOrder::Desc,
+        page: PageRequest { page: 1, limit: 1 },
+    };
+    let listed = repos.decks.list(&query).await.unwrap();
+    let names: Vec<&str> = listed.items.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["holder"]);
+    assert_eq!(listed.total, 1);
 }
 
 /// The resolution statements run prepared (`statement.rs`), so after five executions PostgreSQL

@@ -6,7 +6,7 @@
 use deckhand_domain::decks::{DeckQuery, DeckSort, PageRequest};
 
 use crate::list_counts::Listed;
-use crate::rules::{Conditions, deck_order};
+use crate::rules::{Conditions, deck_order, direction};
 use crate::statement::Bind;
 
 /// The `LIMIT` and `OFFSET` of `page`. The limit (1 to 100, validated by the domain) is written
@@ -116,11 +116,12 @@ pub(super) const WALK: u32 = 2_000;
 /// hold than that is answered by the statements planned for its values.
 pub(super) const GATHERED_AT_MOST: u32 = 2_000;
 
-/// The date a sort orders by, for the sorts whose index also holds each deck's name.
+/// The date column a sort orders by, for the sorts whose index also holds each deck's name and
+/// card sieve.
 fn walked_date(sort: DeckSort) -> Option<&'static str> {
     match sort {
-        DeckSort::CreatedAt => Some("d.created_at"),
-        DeckSort::EditedAt => Some("d.updated_at"),
+        DeckSort::CreatedAt => Some("created_at"),
+        DeckSort::EditedAt => Some("updated_at"),
         DeckSort::Views | DeckSort::Likes | DeckSort::Trending => None,
     }
 }
@@ -130,21 +131,38 @@ fn walked_date(sort: DeckSort) -> Option<&'static str> {
 /// keeps those that pass `row_filter` (the clauses of `Conditions::row_filters`, whose values
 /// are read through scalar subqueries, so no plan sees them: every plan of this statement is the
 /// same walk, and PostgreSQL keeps a generic one instead of planning each run, 0.12 ms, more
-/// than the walk takes). The date index holds the names, so a walk for a name alone reads the
-/// index only; a card filter reads each walked deck's `card_ids`. A page the walk fills is the
-/// page; one it leaves short may have matches further down the list, which a statement
-/// gathered or planned for its values finds. `None` for the counter sorts, whose indexes do not
-/// hold names, and for a page that ends past the walked head, which no walk could fill.
+/// than the walk takes). The date index holds the names and each deck's card sieve
+/// (`Conditions::card_sieve`), so a walk for a name alone reads the index only, and one for
+/// cards (`card_sieve`) reads the rows of the decks the sieve lets through, checks their cards
+/// there and takes the page's columns from the same rows; an exclusion alone reads each walked
+/// deck's `card_ids`. A page the walk fills is the page; one it leaves short may have matches
+/// further down the list, which a statement gathered or planned for its values finds. `None`
+/// for the counter sorts, whose indexes hold neither, and for a page that ends past the walked
+/// head, which no walk could fill.
 pub(super) fn walked_page_sql(
     query: &DeckQuery,
+    walk: &WalkParts,
     select: &str,
-    where_clause: &str,
-    row_filter: &str,
     window: &str,
 ) -> Option<String> {
     let date = walked_date(query.sort)?;
     if query.page.offset() + query.page.limit > WALK {
         return None;
+    }
+    let WalkParts {
+        where_clause,
+        row_filter,
+        card_sieve,
+    } = walk;
+    let order = deck_order(query.sort, query.order);
+    if let Some(sieve) = card_sieve {
+        let direction = direction(query.order);
+        return Some(format!(
+            "{select} JOIN (SELECT d.id, d.{date}, d.card_bloom FROM decks d \
+             WHERE {where_clause} ORDER BY {order} LIMIT {WALK}) AS w ON w.id = d.id \
+             WHERE {sieve} AND {row_filter} \
+             ORDER BY w.{date} {direction}, w.id {direction} {window}"
+        ));
     }
     let filters = &query.filters;
     let cards = if filters.cards.is_empty() && filters.exclude_cards.is_empty() {
@@ -152,13 +170,21 @@ pub(super) fn walked_page_sql(
     } else {
         ", d.card_ids"
     };
-    let order = deck_order(query.sort, query.order);
     Some(format!(
-        "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, {date}{cards} FROM decks d \
+        "WITH page AS (SELECT d.id FROM (SELECT d.id, d.name, d.{date}{cards} FROM decks d \
          WHERE {where_clause} ORDER BY {order} LIMIT {WALK}) AS d \
          WHERE {row_filter} ORDER BY {order} {window}) \
          {select} JOIN page ON page.id = d.id ORDER BY {order}"
     ))
+}
+
+/// What a walked page ([`walked_page_sql`]) filters by: the list's conditions but the name and
+/// cards (`where_clause`), those (`row_filter`, over a deck's row `d`), and the card sieve over
+/// the walked deck `w` when cards are wanted.
+pub(super) struct WalkParts {
+    pub(super) where_clause: String,
+    pub(super) row_filter: String,
+    pub(super) card_sieve: Option<String>,
 }
 
 /// A page of a date sort filtered by cards that a walk found rare, as one statement on a
@@ -178,7 +204,7 @@ pub(super) fn gathered_page_sql(
     let order = deck_order(query.sort, query.order);
     let over = GATHERED_AT_MOST + 1;
     Some(format!(
-        "WITH matching AS MATERIALIZED (SELECT d.id, {date} FROM decks d WHERE {where_clause} \
+        "WITH matching AS MATERIALIZED (SELECT d.id, d.{date} FROM decks d WHERE {where_clause} \
          LIMIT {over}), \
          page AS (SELECT d.id FROM matching d \
          WHERE (SELECT count(*) FROM matching) <= {GATHERED_AT_MOST} ORDER BY {order} {window}) \
@@ -210,7 +236,12 @@ mod tests {
                 order: deckhand_domain::decks::SortOrder::Desc,
                 page: PageRequest { page, limit },
             };
-            walked_page_sql(&query, "SELECT d.id FROM decks d", "true", "$1", "LIMIT 1").is_some()
+            let walk = WalkParts {
+                where_clause: "true".into(),
+                row_filter: "$1".into(),
+                card_sieve: None,
+            };
+            walked_page_sql(&query, &walk, "SELECT d.id FROM decks d", "LIMIT 1").is_some()
         };
         assert!(walked(DeckSort::EditedAt, 1, 20));
         assert!(walked(DeckSort::CreatedAt, 20, 100));

@@ -12,7 +12,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use uuid::Uuid;
 
 use super::list_query::{
-    PageParts, gathered_page_sql, page_window, rows_by_ids_sql, walked_page_sql,
+    PageParts, WalkParts, gathered_page_sql, page_window, rows_by_ids_sql, walked_page_sql,
 };
 use super::rows::{PageRow, listing_select};
 use crate::rules::{
@@ -175,15 +175,14 @@ async fn walked_page(
     if row_filters.is_empty() {
         return Ok(Walk::Skipped);
     }
+    let walk = WalkParts {
+        where_clause,
+        row_filter: row_filters.join(" AND "),
+        card_sieve: conditions.card_sieve("w", &query.filters),
+    };
     let window = page_window(&mut conditions, query.page);
     let select = listing_select(&game);
-    let Some(sql) = walked_page_sql(
-        query,
-        &select,
-        &where_clause,
-        &row_filters.join(" AND "),
-        &window,
-    ) else {
+    let Some(sql) = walked_page_sql(query, &walk, &select, &window) else {
         return Ok(Walk::Skipped);
     };
     let walk = conditions.statement(sql);
