@@ -256,6 +256,19 @@ async fn dpop_round_trip(store: Store) {
         .await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert!(body["data"].is_array(), "{body}");
+        // A HEAD is answered as its GET, but its proof names the method the client sent.
+        let head = |method: &str| {
+            app.client
+                .head(app.api("/games/mtg/decks"))
+                .header("Authorization", format!("DPoP {access}"))
+                .header("DPoP", key.proof(method, &decks, Some(access)))
+                .send()
+        };
+        assert_eq!(head("HEAD").await.unwrap().status(), StatusCode::OK);
+        assert_eq!(
+            head("GET").await.unwrap().status(),
+            StatusCode::UNAUTHORIZED
+        );
 
         // Refreshing with the same key keeps the binding; the new token works on the lane.
         let refresh = tokens["refresh_token"].as_str().unwrap();

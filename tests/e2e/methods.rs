@@ -1,6 +1,7 @@
 //! `Allow`, on OPTIONS and on every 405, names exactly the methods the OpenAPI document gives
 //! the path (plus HEAD with GET), for every documented path and the HTML consent page; every
-//! method a path does not take is a 405, also where a `{id}` pattern beside it would match.
+//! method a path does not take is a 405, also where a `{id}` pattern beside it would match; and
+//! a HEAD is answered as the GET of the same resource, without its content.
 
 use std::collections::BTreeSet;
 
@@ -93,6 +94,18 @@ async fn allow_names_the_documented_methods_of_every_path() {
         for absent in METHODS.iter().filter(|method| !methods.contains(**method)) {
             assert_allow(&app, absent, &path, &allow).await;
         }
+        if methods.contains("GET") {
+            let status = head(&app, &path, None).await.status();
+            assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "HEAD {path}");
+        } else {
+            let refused = head(&app, &path, None).await;
+            assert_eq!(
+                refused.status(),
+                StatusCode::METHOD_NOT_ALLOWED,
+                "HEAD {path}"
+            );
+            assert_eq!(refused.headers()["allow"], allow.as_str(), "HEAD {path}");
+        }
     }
     // The fixed segment answers for its own path, not for the `{id}` beside it, with or
     // without credentials.
@@ -137,4 +150,72 @@ async fn allow_names_the_documented_methods_of_every_path() {
     ] {
         assert_allow(&app, "POST", path, "GET, HEAD").await;
     }
+}
+
+/// A HEAD of `path`, with `If-None-Match` when given.
+async fn head(app: &TestApp, path: &str, if_none_match: Option<&str>) -> reqwest::Response {
+    let mut request = app.client.head(app.url(path));
+    if let Some(etag) = if_none_match {
+        request = request.header("If-None-Match", etag);
+    }
+    request
+        .send()
+        .await
+        .expect("the request reaches the server")
+}
+
+/// A HEAD answers with the status and header fields of the GET of the same resource and no
+/// content (RFC 9110 §9.3.2): monitors and link checkers that probe with HEAD get what a GET
+/// would tell them, a conditional HEAD its 304.
+#[tokio::test]
+async fn a_head_is_answered_as_its_get_without_content() {
+    let app = TestApp::builder(Store::Memory)
+        .rate_limits(None)
+        .start()
+        .await;
+    let (_, token) = app.user_with_token("header", "decks:write").await;
+    let (status, _, created) = send(
+        app.client
+            .post(app.api("/games/mtg/decks"))
+            .bearer_auth(&token)
+            .json(&serde_json::json!({"name": "Probed", "visibility": ["public"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let deck = created["id"].as_str().expect("the new deck's id");
+    let paths = [
+        "/healthz".to_owned(),
+        "/api/public/v1/games".to_owned(),
+        "/api/public/v1/games/mtg/decks?limit=5".to_owned(),
+        format!("/api/public/v1/games/mtg/decks/{deck}"),
+        "/api/public/v1/games/mtg/decks/0190b7a2-6d55-7c1e-9a3b-2f4c5d6e7f80".to_owned(),
+    ];
+    for path in &paths {
+        let got = app.client.get(app.url(path)).send().await.unwrap();
+        let got_status = got.status();
+        let got_headers = got.headers().clone();
+        let got_body = got.bytes().await.unwrap();
+        let headed = head(&app, path, None).await;
+        assert_eq!(headed.status(), got_status, "HEAD {path}");
+        for name in ["content-type", "content-length", "etag", "cache-control"] {
+            assert_eq!(
+                headed.headers().get(name),
+                got_headers.get(name),
+                "HEAD {path}: {name}"
+            );
+        }
+        assert_eq!(
+            headed.headers()["content-length"],
+            got_body.len().to_string().as_str(),
+            "HEAD {path}"
+        );
+        assert!(headed.bytes().await.unwrap().is_empty(), "HEAD {path}");
+    }
+    let detail = format!("/api/public/v1/games/mtg/decks/{deck}");
+    let etag = head(&app, &detail, None).await.headers()["etag"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let revalidated = head(&app, &detail, Some(&etag)).await;
+    assert_eq!(revalidated.status(), StatusCode::NOT_MODIFIED);
 }

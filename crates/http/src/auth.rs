@@ -15,6 +15,7 @@ use deckhand_domain::identity::{
 use futures_util::future::LocalBoxFuture;
 
 use crate::error::ApiError;
+use crate::head;
 use crate::state::HttpState;
 
 /// The authenticated principal of a request (anonymous when no credentials were sent).
@@ -97,7 +98,7 @@ fn request_facts(request: &HttpRequest, public_url: &str) -> RequestFacts {
         .get::<BodyDigest>()
         .map_or(*EMPTY_BODY_SHA256, |digest| digest.0);
     RequestFacts {
-        method: request.method().as_str().to_owned(),
+        method: head::sent_method(request).to_owned(),
         path: request.uri().path().to_owned(),
         query: request.uri().query().unwrap_or("").to_owned(),
         body_sha256,

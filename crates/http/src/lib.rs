@@ -17,6 +17,7 @@ mod dto;
 mod error;
 mod export_cache;
 mod handlers;
+mod head;
 mod idempotency;
 mod metrics;
 mod middleware;

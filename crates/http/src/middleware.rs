@@ -19,6 +19,7 @@ use crate::auth::{BodyDigest, CallerName, X_SIGNATURE};
 use crate::body::MAX_BODY_BYTES;
 use crate::client_ip::client_key;
 use crate::error::ApiError;
+use crate::head;
 use crate::nul;
 use crate::rate_limit::{Decision, LimitKey};
 use crate::route_index::RouteIndex;
@@ -36,10 +37,11 @@ fn is_sane_request_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:/+=".contains(&b))
 }
 
-/// Outermost middleware: assigns the request id, catches panics, and after the response is
-/// final sets `X-Request-Id`, writes the one log line of the request and records its metrics.
+/// Outermost middleware: assigns the request id, answers a HEAD as its GET, catches panics,
+/// and after the response is final sets `X-Request-Id`, writes the one log line of the request
+/// and records its metrics.
 pub async fn request_context(
-    request: ServiceRequest,
+    mut request: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     let started = Instant::now();
@@ -50,6 +52,7 @@ pub async fn request_context(
         .filter(|id| is_sane_request_id(id))
         .map_or_else(|| uuid::Uuid::new_v4().to_string(), str::to_owned);
     let method = request.method().as_str().to_owned();
+    head::answer_as_get(&mut request);
     let state = request.app_data::<web::Data<HttpState>>().cloned();
 
     // The parent of the handler's, services' and adapters' spans (all at debug level: see
