@@ -185,18 +185,19 @@ impl Conditions {
     }
 
     /// The sieve a walk of a date index passes its decks through before it reads their rows, as
-    /// a clause over `walked`, a deck of the walk: the deck's `card_bloom` (migration
-    /// 2026-12-07-000100) has every bit of the wanted cards'. Every deck holding them passes,
+    /// a clause over `walked`, a deck of the walk: no bit of the wanted cards' is missing from
+    /// the deck's `card_bloom` (migration 2026-12-07-000100). Every deck holding them passes,
     /// and a few that do not, which the card filters of [`Self::row_filters`] then drop. `None`
-    /// when the filters want no card. The wanted bits are computed once per statement (a scalar
-    /// subquery), so no plan sees the cards.
+    /// when the filters want no card. The wanted bits are named once, so computed once per
+    /// statement (a scalar subquery), and no plan sees the cards.
     pub(crate) fn card_sieve(&mut self, walked: &str, filters: &DeckFilters) -> Option<String> {
         if filters.cards.is_empty() {
             return None;
         }
         let cards = self.param(Bind::Uuids(filters.cards.clone()));
-        let wanted = format!("(SELECT deck_card_bloom({cards}::uuid[]))");
-        Some(format!("({walked}.card_bloom & {wanted}) = {wanted}"))
+        Some(format!(
+            "bit_count((SELECT deck_card_bloom({cards}::uuid[])) & ~{walked}.card_bloom) = 0"
+        ))
     }
 
     /// `column` is set (`Some(true)`) or unset (`Some(false)`).

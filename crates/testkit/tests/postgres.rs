@@ -1382,7 +1382,7 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     // The common card's 10 pages, the exclusion's 10, and one walk each for the others (the
     // short walks are remembered): on generic plans but the first five of each statement.
     let (walk_generic, walk_custom) = runs(&|sql| {
-        sql.contains(") AS w ON w.id = d.id WHERE (w.card_bloom & (SELECT deck_card_bloom(")
+        sql.contains(") AS w ON w.id = d.id WHERE bit_count((SELECT deck_card_bloom(")
             || sql.contains(") AS d WHERE NOT d.card_ids && (SELECT")
     });
     assert_eq!(walk_generic + walk_custom, 24, "{texts:#?}");
