@@ -198,16 +198,22 @@ impl DeckRepository for PgDeckRepository {
             .of(&mut conn, rows.iter().map(|row| row.listing.owner_id))
             .await?;
         let seen = rows.iter().map(|row| row.list_changes).next();
-        let items: Vec<DeckListing> = rows
-            .into_iter()
-            .map(|PageRow { listing: row, .. }| {
-                let username = names
-                    .get(&row.owner_id)
-                    .cloned()
-                    .with_context(|| format!("deck {} has an owner without a user", row.id))?;
-                row.into_domain(username)
-            })
-            .collect::<anyhow::Result<_>>()?;
+        let items: Vec<DeckListing> =
+            rows.into_iter()
+                .map(
+                    |PageRow {
+                         listing: row,
+                         summary,
+                         ..
+                     }| {
+                        let username = names.get(&row.owner_id).cloned().with_context(|| {
+                            format!("deck {} has an owner without a user", row.id)
+                        })?;
+                        let summary = summary.map(|summary| summary.0.into()).unwrap_or_default();
+                        row.into_domain(username, summary)
+                    },
+                )
+                .collect::<anyhow::Result<_>>()?;
         let counted = self
             .counts
             .total(

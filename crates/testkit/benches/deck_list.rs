@@ -36,6 +36,7 @@ async fn seed(db: &TestDb) {
 
 fn query(sort: DeckSort, page: u32, limit: u32, filters: DeckFilters) -> DeckQuery {
     DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         viewer: None,
         filters,

@@ -544,6 +544,7 @@ async fn lists_and_details_name_their_authors_from_memory_and_a_username_never_c
     }
     let bobs = bobs.unwrap();
     let query = DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         viewer: None,
         filters: DeckFilters::default(),
@@ -1128,6 +1129,7 @@ async fn first_list_pages_settle_on_a_generic_plan() {
         (DeckSort::EditedAt, named("deck 1"), None, 1),
     ] {
         let query = DeckQuery {
+            with_summary: false,
             game: "mtg".into(),
             viewer,
             filters,
@@ -1246,6 +1248,7 @@ async fn a_name_filtered_page_finds_matches_beyond_the_walked_head_of_the_list()
     .await
     .unwrap();
     let page = |page| DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         filters: DeckFilters {
             name_contains: Some("NEEDLE".into()),
@@ -1313,6 +1316,7 @@ async fn a_card_filtered_page_is_walked_gathered_or_planned_by_how_common_its_ca
     .await
     .unwrap();
     let page = |cards: Vec<Uuid>, exclude_cards: Vec<Uuid>| DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         filters: DeckFilters {
             cards,
@@ -1456,6 +1460,7 @@ async fn a_deck_the_card_sieve_lets_through_is_listed_only_when_it_holds_the_car
 
     // A page of one, which the walk fills: `crowded` first, let through by the sieve.
     let query = DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         filters: DeckFilters {
             cards: vec![wanted.id],
@@ -1783,6 +1788,7 @@ async fn a_write_acknowledged_on_one_instance_is_in_the_next_total_of_another() 
         deckhand_postgres::repositories(deckhand_postgres::connect(db.url(), 2).await.unwrap());
     let instances = [&first, &second];
     let page = DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         filters: DeckFilters::default(),
         viewer: None,

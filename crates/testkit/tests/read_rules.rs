@@ -392,6 +392,7 @@ async fn seed(
 fn deck_query(spec: &DeckListSpec, seeded: &Seeded) -> DeckQuery {
     let user = |index: usize| seeded.users[index].id;
     DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         viewer: spec.viewer.map(user),
         filters: DeckFilters {

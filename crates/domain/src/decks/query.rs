@@ -131,6 +131,10 @@ pub struct DeckQuery {
     pub sort: DeckSort,
     pub order: SortOrder,
     pub page: PageRequest,
+    /// Whether the page shows its decks' summaries (`include=summary`). Without it a store
+    /// may leave each listing's summary empty (`DeckSummary::default()`) rather than read it:
+    /// no answer shows it then.
+    pub with_summary: bool,
 }
 
 impl DeckQuery {

@@ -64,6 +64,8 @@ pub struct ListRequest {
     pub sort: DeckSort,
     pub order: SortOrder,
     pub page: PageRequest,
+    /// Whether the page shows its decks' summaries (`include=summary`).
+    pub with_summary: bool,
 }
 
 #[derive(Clone)]
@@ -386,6 +388,7 @@ impl DeckService {
                 sort: request.sort,
                 order: request.order,
                 page: request.page,
+                with_summary: request.with_summary,
             })
             .await
             .map_err(Into::into)

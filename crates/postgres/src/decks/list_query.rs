@@ -229,6 +229,7 @@ mod tests {
     fn only_date_sorted_pages_within_the_walked_head_are_walked() {
         let walked = |sort, page, limit| {
             let query = DeckQuery {
+                with_summary: false,
                 game: "mtg".into(),
                 viewer: None,
                 filters: deckhand_domain::decks::DeckFilters::default(),

@@ -7,8 +7,8 @@ use std::sync::LazyLock;
 use anyhow::Context as _;
 use deckhand_domain::decks::{
     Author, ContentType, Deck, DeckContent, DeckFacts, DeckGuide, DeckId, DeckListing,
-    DeckOverview, DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance, SourceAccess,
-    Visibility,
+    DeckOverview, DeckSummary, DeckVersion, ForkOrigin, ForkedFrom, HistoryType, Provenance,
+    SourceAccess, Visibility,
 };
 use deckhand_domain::identity::{UserId, Username};
 use diesel::pg::Pg;
@@ -138,15 +138,22 @@ pub(super) static VERSION_SELECT: LazyLock<String> = LazyLock::new(|| {
 /// lines, notes or featured choices ([`ListingRow`]), and its author's name only as an id, named
 /// from `Usernames`; with the game's changes, so a page tells whether a remembered count is
 /// still good without a statement of its own. The changes are read once for the page: named by
-/// `d.game`, they were read again for every row (40 of a 20-deck page's 143 buffers).
-pub(super) fn listing_select(game: &str) -> String {
+/// `d.game`, they were read again for every row (40 of a 20-deck page's 143 buffers). The
+/// summary only `with_summary`: a page without it does not decode 20 to 100 JSON documents
+/// that it does not show (docs/benchmarks.md, "The list reads no summary it does not show").
+pub(super) fn listing_select(game: &str, with_summary: bool) -> String {
     format!(
         concat!(
-            "SELECT {columns}, {changes} AS list_changes ",
+            "SELECT {columns}, {summary} AS summary, {changes} AS list_changes ",
             "FROM decks d JOIN deck_stats s ON s.deck_id = d.id ",
             source_join!()
         ),
         columns = ListingRow::columns(),
+        summary = if with_summary {
+            "d.summary"
+        } else {
+            "NULL::json"
+        },
         changes = Listed::Decks.changes_sql(game)
     )
 }
@@ -176,7 +183,6 @@ selected_row! {
         archetype: Option<String> = Nullable<Text> => "d.archetype",
         has_video: bool = Bool => "d.youtube_url IS NOT NULL AS has_video",
         source_provider: String = Text => "d.source_provider",
-        summary: Json<StoredSummary> = SqlJson => "d.summary",
         has_guide: bool = Bool => "d.has_guide",
         has_sideboard_guide: bool = Bool => "d.has_sideboard_guide",
         created_at: OffsetDateTime = Timestamptz => "d.created_at",
@@ -196,6 +202,7 @@ selected_row! {
     /// What a detail shows unless it expands the cards: the listing's columns and what a
     /// detail adds; no username, which it takes from `Usernames`.
     struct OverviewRow, embedding listing: ListingRow {
+        summary: Json<StoredSummary> = SqlJson => "d.summary",
         notes: String = Text => "d.notes",
         source_external_id: Option<String> = Nullable<Text> => "d.source_external_id",
         source_external_url: Option<String> = Nullable<Text> => "d.source_external_url",
@@ -250,6 +257,9 @@ selected_row! {
 pub(super) struct PageRow {
     #[diesel(embed)]
     pub(super) listing: ListingRow,
+    /// The deck's summary when the page shows it ([`listing_select`]).
+    #[diesel(sql_type = Nullable<SqlJson>)]
+    pub(super) summary: Option<Json<StoredSummary>>,
     /// The game's changes as the page's statement saw them (`Listed::changes_sql`).
     #[diesel(sql_type = Int8)]
     pub(super) list_changes: i64,
@@ -320,8 +330,12 @@ impl ListingRow {
         }))
     }
 
-    /// The listing, by `username` (its owner's).
-    pub(super) fn into_domain(self, username: Username) -> anyhow::Result<DeckListing> {
+    /// The listing, by `username` (its owner's), with `summary`.
+    pub(super) fn into_domain(
+        self,
+        username: Username,
+        summary: DeckSummary,
+    ) -> anyhow::Result<DeckListing> {
         Ok(DeckListing {
             facts: DeckFacts {
                 fork: self.fork()?,
@@ -332,7 +346,7 @@ impl ListingRow {
                 },
                 id: DeckId(self.id),
                 game: self.game,
-                summary: self.summary.0.into(),
+                summary,
                 pageviews: self.pageviews,
                 likes: self.likes,
                 has_guide: self.has_guide,
@@ -354,7 +368,7 @@ impl OverviewRow {
     /// The overview, its author named `username`.
     pub(super) fn into_domain(self, username: Username) -> anyhow::Result<DeckOverview> {
         Ok(DeckOverview {
-            listing: self.listing.into_domain(username)?,
+            listing: self.listing.into_domain(username, self.summary.0.into())?,
             notes: self.notes,
             source_external_id: self.source_external_id,
             source_external_url: self.source_external_url,

@@ -120,11 +120,14 @@ pub(super) async fn page_rows(
         by_ids.param(Bind::Uuids(ids.into_iter().map(|row| row.id).collect()));
         let game = by_ids.game(&query.game);
         return by_ids
-            .statement(rows_by_ids_sql(query, &listing_select(&game)))
+            .statement(rows_by_ids_sql(
+                query,
+                &listing_select(&game, query.with_summary),
+            ))
             .load(conn)
             .await;
     }
-    let select = listing_select(game);
+    let select = listing_select(game, query.with_summary);
     let sql = if page_conditions.is_constant() {
         parts.first_sql(&select)
     } else {
@@ -181,7 +184,7 @@ async fn walked_page(
         card_sieve: conditions.card_sieve("w", &query.filters),
     };
     let window = page_window(&mut conditions, query.page);
-    let select = listing_select(&game);
+    let select = listing_select(&game, query.with_summary);
     let Some(sql) = walked_page_sql(query, &walk, &select, &window) else {
         return Ok(Walk::Skipped);
     };
@@ -212,7 +215,7 @@ async fn gathered_page(
     let (mut conditions, game) = deck_conditions(query, Seen::NotByPlan);
     let where_clause = conditions.sql();
     let window = page_window(&mut conditions, query.page);
-    let select = listing_select(&game);
+    let select = listing_select(&game, query.with_summary);
     let Some(sql) = gathered_page_sql(query, &select, &where_clause, &window) else {
         return Ok(None);
     };

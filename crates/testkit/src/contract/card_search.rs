@@ -49,6 +49,7 @@ fn holding(owner: &deckhand_domain::identity::User, name: &str, cards: Vec<DeckC
 
 fn query(viewer: Option<UserId>, filters: DeckFilters) -> DeckQuery {
     DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         viewer,
         filters,

@@ -5,8 +5,8 @@ use anyhow::Context as _;
 use deckhand_domain::catalog::format_id;
 use deckhand_domain::decks::ports::{Reviser, Revision, ViewCount};
 use deckhand_domain::decks::{
-    Deck, DeckId, DeckQuery, DeckReader, DeckSort, HistoryType, PageRequest, SortOrder, Visibility,
-    trending,
+    Deck, DeckId, DeckQuery, DeckReader, DeckSort, DeckSummary, HistoryType, PageRequest,
+    SortOrder, Visibility, trending,
 };
 use deckhand_domain::identity::User;
 use deckhand_domain::ports::Repositories;
@@ -361,7 +361,8 @@ pub async fn views_count_only_for_readers_who_may_see_the_deck(repos: &Repositor
     Ok(())
 }
 
-/// A list item is the deck as a list shows it: every field the same as on the deck itself.
+/// A list item is the deck as a list shows it: every field the same as on the deck itself, its
+/// summary too when the page shows summaries; without them, every other field the same.
 pub async fn list_items_carry_what_lists_show(repos: &Repositories) -> Outcome {
     let alice = user("alice");
     repos.users.insert(&alice).await?;
@@ -373,10 +374,21 @@ pub async fn list_items_carry_what_lists_show(repos: &Repositories) -> Outcome {
     new.summary.section_counts = [("mainboard".to_owned(), 60)].into();
     new.provenance.source_provider = "moxfield".into();
     repos.decks.insert(&new).await?;
-    let page = repos.decks.list(&list_query(None)).await?;
+    let with_summary = DeckQuery {
+        with_summary: true,
+        ..list_query(None)
+    };
+    let page = repos.decks.list(&with_summary).await?;
     let stored = repos.decks.find(new.id).await?.context("the deck")?;
     assert_eq!(page.items, [stored.listing()]);
+    assert_eq!(page.items[0].facts.summary.colors, ["U", "R"]);
     assert!(page.items[0].has_video);
+    let mut without = repos.decks.list(&list_query(None)).await?.items;
+    let summary = std::mem::take(&mut without[0].facts.summary);
+    assert!(summary == stored.facts.summary || summary == DeckSummary::default());
+    let mut listing = stored.listing();
+    listing.facts.summary = DeckSummary::default();
+    assert_eq!(without, [listing]);
     Ok(())
 }
 

@@ -25,6 +25,7 @@ pub type Outcome = anyhow::Result<()>;
 
 pub(super) fn list_query(viewer: Option<UserId>) -> DeckQuery {
     DeckQuery {
+        with_summary: false,
         game: "mtg".into(),
         viewer,
         filters: DeckFilters::default(),

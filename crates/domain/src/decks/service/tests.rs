@@ -1164,6 +1164,7 @@ fn forks_of_a_hidden_deck_are_not_listed() {
         .returning(|_| Ok(Page::with_capped_total(Vec::new(), 0)));
     let service = service_over(decks);
     let request = ListRequest {
+        with_summary: false,
         filters: DeckFilters {
             forked_from: Some(existing().facts.id),
             ..DeckFilters::default()
@@ -1275,6 +1276,7 @@ fn lists_are_asked_for_the_game_and_the_acting_viewer() {
             })
         });
     let request = ListRequest {
+        with_summary: false,
         filters: DeckFilters::default(),
         sort: DeckSort::default(),
         order: SortOrder::default(),

@@ -54,8 +54,8 @@ pub struct DeckListQuery {
 }
 
 impl DeckListQuery {
-    /// The validated request and whether the summary was asked for.
-    fn into_request(self) -> Result<(ListRequest, bool), Violations> {
+    /// The validated request.
+    fn into_request(self) -> Result<ListRequest, Violations> {
         let mut v = Violations::default();
         let filters = DeckFilters {
             author: uuid("authorId", &self.author_id, &mut v).map(UserId),
@@ -87,8 +87,9 @@ impl DeckListQuery {
             sort: options.sort,
             order: options.order,
             page: options.page,
+            with_summary: options.with_summary,
         };
-        Ok((list, options.with_summary))
+        Ok(list)
     }
 }
 
@@ -120,8 +121,8 @@ pub async fn list_decks(
     }: PathAccess<ReadDecks, GamePath, ReplicaMayServe>,
     query: crate::query::Query<DeckListQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let (list, summary) = query.into_inner().into_request()?;
-    let asked = list.page;
+    let list = query.into_inner().into_request()?;
+    let (asked, summary) = (list.page, list.with_summary);
     let page = state
         .services_on(database)
         .decks
