@@ -17,11 +17,12 @@ use uuid::Uuid;
 use crate::error;
 use crate::statement::{Bind, Statement};
 
-/// How many users' names are kept; the least recently used go first.
-const CAPACITY: u64 = 100_000;
+/// How many users' names are kept; the least used go first (quick_cache's S3-FIFO).
+const CAPACITY: usize = 100_000;
 
-/// The usernames of users by id.
-pub(crate) struct Usernames(moka::sync::Cache<Uuid, Username>);
+/// The usernames of users by id. A page reads one per row, so a hit must cost no more than a
+/// hash lookup (docs/benchmarks.md, "Usernames by a lighter cache").
+pub(crate) struct Usernames(quick_cache::sync::Cache<Uuid, Username>);
 
 #[derive(QueryableByName)]
 struct UsernameRow {
@@ -33,7 +34,7 @@ struct UsernameRow {
 
 impl Usernames {
     pub(crate) fn new() -> Self {
-        Self(moka::sync::Cache::new(CAPACITY))
+        Self(quick_cache::sync::Cache::new(CAPACITY))
     }
 
     /// The username of `user` ([`Self::of`] for one); `None` when there is no such user.
