@@ -4,18 +4,20 @@
 use deckhand_domain::decks::{Author, FeaturedCard};
 use serde::Serialize;
 use utoipa::ToSchema;
+use uuid::Uuid;
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct AuthorDto {
     /// The bare user id (equals `user.id` of the user probe).
-    id: String,
+    #[schema(value_type = String)]
+    id: Uuid,
     username: String,
 }
 
 impl From<&Author> for AuthorDto {
     fn from(author: &Author) -> Self {
         Self {
-            id: author.id.to_string(),
+            id: author.id.0,
             username: author.username.as_str().to_owned(),
         }
     }

@@ -69,7 +69,7 @@ impl From<CheckReport> for CheckReportDto {
     fn from(report: CheckReport) -> Self {
         Self {
             legal: report.legal(),
-            format: report.format.into(),
+            format: FormatDto::from(&report.format),
             as_of: report.as_of,
             problems: report.problems.into_iter().map(Into::into).collect(),
         }

@@ -14,12 +14,12 @@ pub struct FormatDto {
     pub name: String,
 }
 
-impl From<Format> for FormatDto {
-    fn from(format: Format) -> Self {
+impl From<&Format> for FormatDto {
+    fn from(format: &Format) -> Self {
         Self {
             id: format.id,
-            slug: format.slug,
-            name: format.name,
+            slug: format.slug.clone(),
+            name: format.name.clone(),
         }
     }
 }
@@ -42,7 +42,7 @@ impl From<Format> for FormatListItem {
     fn from(mut format: Format) -> Self {
         let rules = format.rules.take().map(Into::into);
         Self {
-            format: format.into(),
+            format: FormatDto::from(&format),
             rules,
         }
     }

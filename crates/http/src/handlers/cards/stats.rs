@@ -83,7 +83,7 @@ impl From<CardStats> for CardStatsDto {
                 card_id: stats.card_id,
                 name: stats.name,
             },
-            format: stats.format.map(Into::into),
+            format: stats.format.as_ref().map(FormatDto::from),
             decks: stats.decks,
             share: stats.share,
             average_copies: stats.average_copies,

@@ -36,9 +36,9 @@ pub enum Expand {
     "sourceProvider": "manual", "notes": "", "featured_cards": [],
     "sourceExternalId": null, "sourceExternalUrl": null
 }))]
-pub struct DeckDetail {
+pub struct DeckDetail<'a> {
     #[serde(flatten)]
-    item: DeckListItem,
+    item: DeckListItem<'a>,
     notes: String,
     featured_cards: Vec<FeaturedCardDto>,
     #[serde(rename = "sourceExternalId")]

@@ -42,15 +42,17 @@ use crate::error::ApiError;
 use crate::pagination::Pagination;
 
 /// A deck in a list; the summary fields only with `include=summary`.
+// It borrows the listing's text: a page is written without a copy of each deck's strings.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct DeckListItem {
+pub struct DeckListItem<'a> {
     id: Uuid,
-    name: String,
+    name: &'a str,
     author: AuthorDto,
-    game: String,
-    visibility: Vec<String>,
+    game: &'a str,
+    #[schema(value_type = Vec<String>)]
+    visibility: [&'static str; 1],
     format: Option<FormatDto>,
-    archetype: Option<String>,
+    archetype: Option<&'a str>,
     views: i64,
     likes: i64,
     #[serde(rename = "hasGuide")]
@@ -64,7 +66,7 @@ pub struct DeckListItem {
     #[serde(rename = "createdAt", with = "time::serde::rfc3339")]
     created_at: OffsetDateTime,
     #[serde(rename = "sourceProvider")]
-    source_provider: String,
+    source_provider: &'a str,
     /// The deck and version this deck was forked from; `null` when it is no fork or when the
     /// caller cannot read that deck now.
     forked_from: Option<ForkedFromDto>,
@@ -98,10 +100,10 @@ impl From<ForkedFrom> for ForkedFromDto {
     }
 }
 
-impl DeckListItem {
+impl<'a> DeckListItem<'a> {
     /// `deck` as `viewer` sees it in a list or a detail.
     pub fn new(
-        deck: &DeckListing,
+        deck: &'a DeckListing,
         formats: &[Format],
         with_summary: bool,
         viewer: Option<UserId>,
@@ -109,15 +111,15 @@ impl DeckListItem {
         let summary = &deck.facts.summary;
         Self {
             id: deck.facts.id.0,
-            name: deck.name.clone(),
+            name: &deck.name,
             author: AuthorDto::from(&deck.facts.author),
-            game: deck.facts.game.clone(),
-            visibility: vec![deck.visibility.as_str().to_owned()],
+            game: &deck.facts.game,
+            visibility: [deck.visibility.as_str()],
             format: deck
                 .format_id
                 .and_then(|id| formats.iter().find(|format| format.id == id))
-                .map(|format| FormatDto::from(format.clone())),
-            archetype: deck.archetype.clone(),
+                .map(FormatDto::from),
+            archetype: deck.archetype.as_deref(),
             views: deck.facts.pageviews,
             likes: deck.facts.likes,
             has_guide: deck.facts.has_guide,
@@ -125,7 +127,7 @@ impl DeckListItem {
             has_video: deck.has_video,
             edited_at: deck.facts.updated_at,
             created_at: deck.facts.created_at,
-            source_provider: deck.source_provider.clone(),
+            source_provider: &deck.source_provider,
             forked_from: deck.forked_from(viewer).map(ForkedFromDto::from),
             forks: deck.facts.forks,
             featured_cards: with_summary.then(|| {
@@ -151,8 +153,8 @@ impl DeckListItem {
     "sourceProvider": "manual", "forked_from": null, "forks": 2}],
     "pagination": {"page": 1, "limit": 20, "total": 1, "total_exact": true, "total_pages": 1,
     "next": null, "previous": null}}))]
-pub struct DeckPage {
-    data: Vec<DeckListItem>,
+pub struct DeckPage<'a> {
+    data: Vec<DeckListItem<'a>>,
     pagination: Pagination,
 }
 
