@@ -85,10 +85,9 @@ fn json_digest_tagged<T: Serialize>(
 
 /// The 32 hex digits of a 128-bit XXH3 digest of `bytes`. A validator needs equal bytes to give
 /// equal tags and changed bytes to give another tag, not a digest that resists forgery: the
-/// most a forged collision could win is a stale copy of a page in the forger's own cache
-/// (the page holds what others wrote and when, which its author does not choose). SHA-256 took
-/// 3.5% of the server's CPU on a list page (docs/benchmarks.md); XXH3 reads a 10 kB page about
-/// twenty times as fast.
+/// most a forged collision could win is that a cache keeps an older copy of a page. SHA-256
+/// took 3.5% of the server's CPU on a list page (docs/benchmarks.md, "The HTTP layer on the
+/// in-memory store").
 fn digest_hex(bytes: &[u8]) -> String {
     let digest = xxhash_rust::xxh3::xxh3_128(bytes);
     data_encoding::HEXLOWER.encode(&digest.to_be_bytes())

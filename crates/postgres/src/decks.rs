@@ -28,8 +28,7 @@ use time::{Duration, OffsetDateTime};
 use self::card_stats::CardStatistics;
 use self::list_query::count_sql;
 use self::rows::{
-    DECK_SELECT, DeckRow, GuideRow, OVERVIEW_SELECT, OverviewRow, PageRow, VERSION_SELECT,
-    VersionRow,
+    DECK_SELECT, DeckRow, GuideRow, OVERVIEW_SELECT, OverviewRow, VERSION_SELECT, VersionRow,
 };
 use self::saves::{ReviseFailure, SAVE_TRIES, insert_deck, save_revision};
 use self::views::{
@@ -198,22 +197,10 @@ impl DeckRepository for PgDeckRepository {
             .of(&mut conn, rows.iter().map(|row| row.listing.owner_id))
             .await?;
         let seen = rows.iter().map(|row| row.list_changes).next();
-        let items: Vec<DeckListing> =
-            rows.into_iter()
-                .map(
-                    |PageRow {
-                         listing: row,
-                         summary,
-                         ..
-                     }| {
-                        let username = names.get(&row.owner_id).cloned().with_context(|| {
-                            format!("deck {} has an owner without a user", row.id)
-                        })?;
-                        let summary = summary.map(|summary| summary.0.into()).unwrap_or_default();
-                        row.into_domain(username, summary)
-                    },
-                )
-                .collect::<anyhow::Result<_>>()?;
+        let items: Vec<DeckListing> = rows
+            .into_iter()
+            .map(|row| row.into_listing(&names))
+            .collect::<anyhow::Result<_>>()?;
         let counted = self
             .counts
             .total(

@@ -2,6 +2,7 @@
 //! its columns once, each field beside the SQL that fills it ([`selected_row!`]), and every
 //! select list is read off the structs, so a column is added in one place.
 
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use anyhow::Context as _;
@@ -266,6 +267,24 @@ pub(super) struct PageRow {
     /// The game's changes as the page's statement saw them (`Listed::changes_sql`).
     #[diesel(sql_type = Int8)]
     pub(super) list_changes: i64,
+}
+
+impl PageRow {
+    /// The listing of this row, its author named from `names` (by user id).
+    pub(super) fn into_listing(
+        self,
+        names: &HashMap<Uuid, Username>,
+    ) -> anyhow::Result<DeckListing> {
+        let Self {
+            listing, summary, ..
+        } = self;
+        let username = names
+            .get(&listing.owner_id)
+            .cloned()
+            .with_context(|| format!("deck {} has an owner without a user", listing.id))?;
+        let summary = summary.map(|summary| summary.0.into()).unwrap_or_default();
+        listing.into_domain(username, summary)
+    }
 }
 
 impl DeckRow {
