@@ -404,7 +404,9 @@ fn establish(database_url: &str, timeout_ms: u128, pooler: Pooler) -> SetupFutur
         let mut conn = AsyncPgConnection::establish(database_url).await?;
         match pooler {
             Pooler::None => conn
-                .batch_execute(&format!("SET statement_timeout = {timeout_ms}"))
+                .batch_execute(&format!(
+                    "SET statement_timeout = {timeout_ms}; SET jit = off"
+                ))
                 .await
                 .map_err(ConnectionError::CouldntSetupConfiguration)?,
             Pooler::Transaction => {

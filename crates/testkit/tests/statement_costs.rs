@@ -8,7 +8,8 @@
 //! - a deck create (issue 27): one statement with its counters, history record and event; a
 //!   fork: that one and the read of its source;
 //! - an idle instance (issue 27): nothing while it waits, and once a minute its webhook
-//!   worker's safety round and its prune round.
+//!   worker's safety round and its prune round;
+//! - a card's statistics asked for by many at once (issue 45): one gathering, however many ask.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
@@ -18,8 +19,11 @@ use std::time::Duration;
 use deckhand::catalog::{Source, import_file};
 use deckhand_testkit::app::{Store, TestApp};
 use deckhand_testkit::db::OwnCluster;
+use deckhand_testkit::db::direct::connect;
 use deckhand_testkit::db::statements::{StatementCounter, track_statements};
 use deckhand_testkit::tournament_decks::tournament_decks;
+use diesel_async::SimpleAsyncConnection as _;
+use futures_util::future::join_all;
 use serde_json::{Value, json};
 
 /// Checks of each kind counted; the count per check is their average.
@@ -505,4 +509,104 @@ async fn held_until(app: &TestApp, held: u32) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Requests of one card's statistics sent at once.
+const AT_ONCE: usize = 32;
+
+/// The calls of the statements among `each` that start with `start`.
+fn calls_of(each: &[(String, i64)], start: &str) -> i64 {
+    each.iter()
+        .filter(|(query, _)| query.starts_with(start))
+        .map(|(_, calls)| calls)
+        .sum()
+}
+
+/// However many ask at once for a card's statistics that no one has gathered, an instance
+/// gathers them once: every request awaits the one task obtaining the row. While another
+/// instance holds the row's lock (here a connection of the test's), that task polls for the row
+/// on its own; the waiting requests send nothing (before, each polled with the whole gathering
+/// statement every 50 ms, and at 1,000,000 decks 64 of them kept both cores busy for longer than
+/// the gathering took: docs/benchmarks.md, "A card's statistics, asked by many at once").
+#[tokio::test]
+async fn a_cards_statistics_asked_for_by_many_at_once_are_gathered_once() {
+    const GATHERING: &str = "WITH gate AS";
+    let (cluster, app) = counted_app("stats-at-once").await;
+    let ids: Vec<String> = answer(app.client.post(app.api("/games/mtg/cards/resolve")).json(
+        &json!({"identifiers": [{"name": "Siege Wurm"}, {"name": "Lyra Dawnbringer"},
+                                           {"name": "Island"}]}),
+    ))
+    .await["resolved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["card"]["cardId"].as_str().unwrap().to_owned())
+        .collect();
+    let stats = |card: &str| {
+        app.client
+            .get(app.api(&format!("/games/mtg/cards/{card}/stats")))
+    };
+    let all_at_once = |card: String| {
+        let requests = (0..AT_ONCE).map(move |_| answer(stats(&card)));
+        join_all(requests)
+    };
+    // The first request fills the per-instance caches (the card facts, the games).
+    answer(stats(&ids[2])).await;
+    let mut counter = StatementCounter::new(&cluster.url()).await;
+
+    counter.reset().await.unwrap();
+    let answers = all_at_once(ids[0].clone()).await;
+    let (_, each) = counter.sent().await.unwrap();
+    assert_eq!(calls_of(&each, GATHERING), 1, "{each:#?}");
+    assert!(
+        answers
+            .iter()
+            .all(|answer| answer["as_of"] == answers[0]["as_of"]),
+        "every request answers the one gathering"
+    );
+
+    // Another instance gathers the second card: its lock held for half a second.
+    let mut other_instance = connect(&cluster.url()).await;
+    let lock = format!(
+        "SELECT pg_advisory_lock(hashtextextended('card_stats/mtg/{}/{}', 0))",
+        ids[1],
+        uuid::Uuid::nil()
+    );
+    other_instance.batch_execute(&lock).await.unwrap();
+    counter.reset().await.unwrap();
+    let looked_at_while_held = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (_, each) = counter.sent().await.unwrap();
+        other_instance
+            .batch_execute("SELECT pg_advisory_unlock_all()")
+            .await
+            .unwrap();
+        each
+    };
+    let (answers, each) = tokio::time::timeout(
+        Duration::from_secs(10),
+        futures_util::future::join(all_at_once(ids[1].clone()), looked_at_while_held),
+    )
+    .await
+    .expect("answered once the lock is free");
+    let (gatherings, reads) = (
+        calls_of(&each, GATHERING),
+        calls_of(&each, "SELECT decks, all_decks"),
+    );
+    // One task polls every 50 ms: at most about ten tries in the half second, where every
+    // request trying on its own would have made at least one each.
+    assert!(
+        (1..=12).contains(&gatherings),
+        "{gatherings} gatherings tried while another instance held the lock: {each:#?}"
+    );
+    assert!(
+        reads <= AT_ONCE as i64 + 12,
+        "{reads} reads: one per request and one per poll: {each:#?}"
+    );
+    assert!(
+        answers
+            .iter()
+            .all(|answer| answer["decks"] == 0 && answer["as_of"] == answers[0]["as_of"]),
+        "every request answers the one gathering made once the lock was free"
+    );
 }

@@ -5,13 +5,17 @@
 //!
 //! A request reads the row. Gathered less than [`REFRESH_AFTER`] ago, it is the answer. Older,
 //! but within the contract's `STATS_MAX_AGE`, it is still the answer and this instance gathers
-//! it again in the background. Missing or older than that, the request gathers it itself. A
-//! gathering runs only under the row's advisory lock and only while no one gathered it within
-//! [`REFRESH_AFTER`], so of all the instances and requests that ask at once, one gathers and
-//! the others read what it wrote: a card read steadily is gathered about twice a minute, by one
-//! instance, and no request of it waits for a gathering.
+//! it again in the background. Missing or older than that, the request awaits a gathering.
+//!
+//! However many ask at once, a row costs one gathering. Within an instance, every request that
+//! needs a row gathered awaits the one task obtaining it ([`CardStatistics`]); the others send
+//! nothing while it runs. Across instances, a gathering runs only under the row's advisory lock
+//! and only while no one gathered it within [`REFRESH_AFTER`], so one instance gathers and each
+//! other instance's one task reads what it wrote. A card read steadily is gathered about twice
+//! a minute, by one instance, and no request of it waits for a gathering.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
+use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration as StdDuration;
 
@@ -24,6 +28,8 @@ use deckhand_domain::readable::Reach;
 use diesel::QueryableByName;
 use diesel::sql_types::{Double, Int8, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
+use futures_util::FutureExt as _;
+use futures_util::future::{BoxFuture, Shared};
 use time::{Duration, OffsetDateTime};
 use uuid::Uuid;
 
@@ -35,8 +41,8 @@ use crate::statement::{Bind, Statement};
 /// A row younger than this is the answer as it is; an older one is gathered again.
 pub(crate) const REFRESH_AFTER: Duration = Duration::seconds(30);
 
-/// How long a request waits for another's gathering of the row it needs, polling every
-/// [`POLL`], before it reports the store unavailable.
+/// How long an instance waits for another instance's gathering of a row, polling every
+/// [`POLL`], before its requests report the store unavailable.
 const WAIT_FOR_GATHERING: StdDuration = StdDuration::from_secs(10);
 const POLL: StdDuration = StdDuration::from_millis(50);
 
@@ -146,12 +152,16 @@ impl StatsRow {
     }
 }
 
-/// The card statistics of one store: the rows being gathered in the background by this
-/// instance, so a row is gathered once however many requests find it due.
+/// The card statistics of one store: the rows this instance is obtaining, each by one task
+/// that every request needing it awaits.
 #[derive(Clone, Default)]
 pub(crate) struct CardStatistics {
-    gathering: Arc<Mutex<HashSet<CardStatsQuery>>>,
+    under_way: Arc<Mutex<HashMap<CardStatsQuery, Obtaining>>>,
 }
+
+/// A row being obtained ([`obtain`]): a task of its own, so it finishes even when the requests
+/// awaiting it go away, shared by all of them.
+type Obtaining = Shared<BoxFuture<'static, Result<CardUsage, Arc<anyhow::Error>>>>;
 
 impl CardStatistics {
     pub(crate) async fn usage(
@@ -159,42 +169,90 @@ impl CardStatistics {
         pool: &Pool,
         query: &CardStatsQuery,
     ) -> anyhow::Result<CardUsage> {
-        let deadline = tokio::time::Instant::now() + WAIT_FOR_GATHERING;
-        loop {
-            if let Some(row) = read(pool, query).await? {
-                let age = row.age();
-                if age < REFRESH_AFTER {
-                    return row.into_usage();
-                }
-                if age < STATS_MAX_AGE {
-                    self.gather_in_background(pool, query);
-                    return row.into_usage();
-                }
-            }
-            if let Some(row) = gather(pool, query).await? {
+        if let Some(row) = read(pool, query).await? {
+            let age = row.age();
+            if age < REFRESH_AFTER {
                 return row.into_usage();
             }
-            // Another request or instance holds the row's lock, or just gathered it.
-            if tokio::time::Instant::now() > deadline {
-                return Err(anyhow::Error::new(StoreUnavailable)
-                    .context("waiting for another gathering of a card's statistics"));
+            if age < STATS_MAX_AGE {
+                // Gathered again in the background; this request answers from the row.
+                drop(self.obtaining(pool, query));
+                return row.into_usage();
             }
-            tokio::time::sleep(POLL).await;
         }
+        self.obtaining(pool, query)
+            .await
+            .map_err(|failure| anyhow::Error::new(SharedFailure(failure)))
     }
 
-    fn gather_in_background(&self, pool: &Pool, query: &CardStatsQuery) {
-        let gathering = Arc::clone(&self.gathering);
-        if !lock(&gathering).insert(query.clone()) {
-            return;
+    /// The task obtaining `query`'s row: the one under way, or a new one.
+    fn obtaining(&self, pool: &Pool, query: &CardStatsQuery) -> Obtaining {
+        let mut under_way = lock(&self.under_way);
+        if let Some(obtaining) = under_way.get(query) {
+            return obtaining.clone();
         }
-        let (pool, query) = (pool.clone(), query.clone());
-        tokio::spawn(async move {
-            if let Err(error) = gather(&pool, &query).await {
-                tracing::warn!(error = %format!("{error:#}"), card = %query.card, "gathering a card's statistics failed");
+        let task = tokio::spawn({
+            let (pool, query) = (pool.clone(), query.clone());
+            let under_way = Arc::clone(&self.under_way);
+            async move {
+                let obtained = obtain(&pool, &query).await;
+                if let Err(error) = &obtained {
+                    tracing::warn!(error = %format!("{error:#}"), card = %query.card, "obtaining a card's statistics failed");
+                }
+                // Removed under the lock the task was inserted under, so never before it.
+                lock(&under_way).remove(&query);
+                obtained
             }
-            lock(&gathering).remove(&query);
         });
+        let obtaining = async move {
+            match task.await {
+                Ok(obtained) => obtained.map_err(Arc::new),
+                Err(stopped) => Err(Arc::new(anyhow::Error::new(stopped))),
+            }
+        }
+        .boxed()
+        .shared();
+        under_way.insert(query.clone(), obtaining.clone());
+        obtaining
+    }
+}
+
+/// A failure of the task that several requests awaited, as each of them reports it: its causes
+/// are this error's sources, so a store that was unavailable still reads as one.
+#[derive(Debug)]
+struct SharedFailure(Arc<anyhow::Error>);
+
+impl fmt::Display for SharedFailure {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("obtaining a card's statistics")
+    }
+}
+
+impl std::error::Error for SharedFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&**self.0)
+    }
+}
+
+/// The row of `query` fit to answer: gathered now, or, while another instance holds its lock,
+/// read once that instance has written it.
+async fn obtain(pool: &Pool, query: &CardStatsQuery) -> anyhow::Result<CardUsage> {
+    let deadline = tokio::time::Instant::now() + WAIT_FOR_GATHERING;
+    loop {
+        if let Some(row) = gather(pool, query).await? {
+            return row.into_usage();
+        }
+        // Another instance holds the row's lock, or just gathered it.
+        if let Some(row) = read(pool, query).await?
+            && row.age() < REFRESH_AFTER
+        {
+            return row.into_usage();
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(anyhow::Error::new(StoreUnavailable)
+                .context("waiting for another instance's gathering of a card's statistics"));
+        }
+        tokio::time::sleep(POLL).await;
     }
 }
 
@@ -221,4 +279,24 @@ async fn gather(pool: &Pool, query: &CardStatsQuery) -> anyhow::Result<Option<St
         .map_err(error::query)
         .context("gathering a card's statistics")?;
     Ok(rows.into_iter().next())
+}
+
+#[cfg(test)]
+mod tests {
+    use deckhand_domain::error::is_store_unavailable;
+
+    use super::*;
+
+    #[test]
+    fn a_shared_failure_keeps_its_causes() {
+        let unavailable = anyhow::Error::new(StoreUnavailable).context("gathering");
+        let shared = anyhow::Error::new(SharedFailure(Arc::new(unavailable)));
+        assert!(is_store_unavailable(&shared), "{shared:#}");
+        assert_eq!(
+            format!("{shared:#}"),
+            "obtaining a card's statistics: gathering: the data store is unavailable"
+        );
+        let failed = anyhow::Error::new(SharedFailure(Arc::new(anyhow::anyhow!("corrupt row"))));
+        assert!(!is_store_unavailable(&failed));
+    }
 }
