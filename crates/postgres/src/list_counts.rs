@@ -13,6 +13,7 @@ use deckhand_domain::decks::{PageRequest, RESULT_WINDOW};
 use diesel::QueryableByName;
 use diesel::sql_types::Int8;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use moka::ops::compute::Op;
 
 use crate::error;
 use crate::rules::Conditions;
@@ -79,8 +80,8 @@ impl StampedCount {
 }
 
 /// Capped list counts by filter combination, each with the changes it was counted under.
-/// Requests that want the same missing count wait for one statement instead of each running
-/// it.
+/// Requests that want the same missing or outdated count wait for one statement instead of
+/// each running it.
 pub(crate) struct RememberedCounts(moka::future::Cache<Conditions, StampedCount>);
 
 impl RememberedCounts {
@@ -123,7 +124,10 @@ impl RememberedCounts {
 
     /// The matches of `conditions` at least as new as `seen`. A remembered count older than
     /// that misses a write some instance acknowledged before this request, so it is counted
-    /// again.
+    /// again: once, however many requests need it at once. They take turns on the combination
+    /// (moka's per-key lock), and each takes the count made by the one before it when that
+    /// count covers its page, so a list read while it is written costs one count at a time,
+    /// not one a request.
     async fn count(
         &self,
         conn: &mut AsyncPgConnection,
@@ -142,17 +146,23 @@ impl RememberedCounts {
         let Some(seen) = seen else {
             return Ok(fresh(conn).await?.matches());
         };
-        let remembered = self
-            .0
-            .try_get_with_by_ref(conditions, fresh(conn))
-            .await
-            .map_err(|error| error::shared(&error))
-            .context("counting a list")?;
-        if remembered.covers(seen) {
+        if let Some(remembered) = self.0.get(conditions).await
+            && remembered.covers(seen)
+        {
             return Ok(remembered.matches());
         }
-        let counted = fresh(conn).await?;
-        self.0.insert(conditions.clone(), counted).await;
-        Ok(counted.matches())
+        let turn = self
+            .0
+            .entry_by_ref(conditions)
+            .and_try_compute_with(async |remembered| match remembered {
+                Some(entry) if entry.value().covers(seen) => Ok(Op::Nop),
+                _ => fresh(&mut *conn).await.map(Op::Put),
+            })
+            .await?;
+        match turn.into_entry() {
+            Some(counted) => Ok(counted.into_value().matches()),
+            // Not reached: a turn without a covering count puts one.
+            None => Ok(fresh(conn).await?.matches()),
+        }
     }
 }

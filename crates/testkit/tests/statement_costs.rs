@@ -9,7 +9,8 @@
 //!   fork: that one and the read of its source;
 //! - an idle instance (issue 27): nothing while it waits, and once a minute its webhook
 //!   worker's safety round and its prune round;
-//! - a card's statistics asked for by many at once (issue 45): one gathering, however many ask.
+//! - a card's statistics asked for by many at once (issue 45): one gathering, however many ask;
+//! - a list read at once just after a write: one count, however many pages find theirs old.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
@@ -19,7 +20,7 @@ use std::time::Duration;
 use deckhand::catalog::{Source, import_file};
 use deckhand_testkit::app::{Store, TestApp};
 use deckhand_testkit::db::OwnCluster;
-use deckhand_testkit::db::direct::connect;
+use deckhand_testkit::db::direct::{backend_pid, connect, sessions_waiting_on};
 use deckhand_testkit::db::statements::{StatementCounter, track_statements};
 use deckhand_testkit::tournament_decks::tournament_decks;
 use diesel_async::SimpleAsyncConnection as _;
@@ -609,4 +610,65 @@ async fn a_cards_statistics_asked_for_by_many_at_once_are_gathered_once() {
             .all(|answer| answer["decks"] == 0 && answer["as_of"] == answers[0]["as_of"]),
         "every request answers the one gathering made once the lock was free"
     );
+}
+
+/// A list written to while it is read counts its total once per write, not once per request:
+/// the requests that find the remembered count older than their page take turns, and each
+/// takes the count of the one before it when that covers its page (before, each counted again,
+/// up to 10,001 index entries apiece: three counts in this test).
+#[tokio::test]
+async fn a_list_read_at_once_after_a_write_is_counted_once() {
+    const COUNT: &str = "SELECT count(*) AS matches";
+    let (cluster, app) = counted_app("count-at-once").await;
+    let (_, token) = app
+        .user_with_token("player", "decks:read decks:write")
+        .await;
+    let create = |name: &str| {
+        answer(
+            app.client
+                .post(app.api("/games/mtg/decks"))
+                .bearer_auth(&token)
+                .json(&json!({"name": name, "visibility": ["public"]})),
+        )
+    };
+    for name in ["One", "Two", "Three", "Four", "Five"] {
+        create(name).await;
+    }
+    let page = || answer(app.client.get(app.api("/games/mtg/decks?limit=2")));
+    assert_eq!(page().await["pagination"]["total"], 5);
+    let mut counter = StatementCounter::new(&cluster.url()).await;
+
+    create("Six").await;
+    // The pages wait on a lock on the change counters, which they read beside their rows,
+    // until three of the pool's four connections hold one (or 3 s): let through together,
+    // each finds the remembered count older than its page at the same moment (before this
+    // change, three counts).
+    let mut holder = connect(&cluster.url()).await;
+    let holder_pid = backend_pid(&mut holder).await;
+    holder
+        .batch_execute("BEGIN; LOCK TABLE deck_list_changes IN ACCESS EXCLUSIVE MODE")
+        .await
+        .unwrap();
+    let mut observer = connect(&cluster.url()).await;
+    counter.reset().await.unwrap();
+    let let_through = async {
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while sessions_waiting_on(&mut observer, holder_pid, Duration::from_secs(10))
+            .await
+            .len()
+            < 3
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        holder.batch_execute("COMMIT").await.unwrap();
+    };
+    let (pages, ()) =
+        futures_util::future::join(join_all((0..AT_ONCE).map(|_| page())), let_through).await;
+    let (_, each) = counter.sent().await.unwrap();
+    assert!(
+        pages.iter().all(|page| page["pagination"]["total"] == 6),
+        "{pages:?}"
+    );
+    assert_eq!(calls_of(&each, COUNT), 1, "{each:#?}");
 }

@@ -15,7 +15,6 @@
 //! a minute, by one instance, and no request of it waits for a gathering.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration as StdDuration;
 
@@ -182,7 +181,7 @@ impl CardStatistics {
         }
         self.obtaining(pool, query)
             .await
-            .map_err(|failure| anyhow::Error::new(SharedFailure(failure)))
+            .map_err(|failure| error::shared(&failure))
     }
 
     /// The task obtaining `query`'s row: the one under way, or a new one.
@@ -214,23 +213,6 @@ impl CardStatistics {
         .shared();
         under_way.insert(query.clone(), obtaining.clone());
         obtaining
-    }
-}
-
-/// A failure of the task that several requests awaited, as each of them reports it: its causes
-/// are this error's sources, so a store that was unavailable still reads as one.
-#[derive(Debug)]
-struct SharedFailure(Arc<anyhow::Error>);
-
-impl fmt::Display for SharedFailure {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("obtaining a card's statistics")
-    }
-}
-
-impl std::error::Error for SharedFailure {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&**self.0)
     }
 }
 
@@ -279,24 +261,4 @@ async fn gather(pool: &Pool, query: &CardStatsQuery) -> anyhow::Result<Option<St
         .map_err(error::query)
         .context("gathering a card's statistics")?;
     Ok(rows.into_iter().next())
-}
-
-#[cfg(test)]
-mod tests {
-    use deckhand_domain::error::is_store_unavailable;
-
-    use super::*;
-
-    #[test]
-    fn a_shared_failure_keeps_its_causes() {
-        let unavailable = anyhow::Error::new(StoreUnavailable).context("gathering");
-        let shared = anyhow::Error::new(SharedFailure(Arc::new(unavailable)));
-        assert!(is_store_unavailable(&shared), "{shared:#}");
-        assert_eq!(
-            format!("{shared:#}"),
-            "obtaining a card's statistics: gathering: the data store is unavailable"
-        );
-        let failed = anyhow::Error::new(SharedFailure(Arc::new(anyhow::anyhow!("corrupt row"))));
-        assert!(!is_store_unavailable(&failed));
-    }
 }
