@@ -6,6 +6,8 @@
 //! instance shows a total older than a write another instance acknowledged
 //! (docs/operations.md, "Totals across instances").
 
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -25,6 +27,10 @@ use crate::rules::Conditions;
 const COUNT_TTL: Duration = Duration::from_secs(5);
 /// How many distinct filter combinations keep a count.
 const COUNT_CAPACITY: u64 = 10_000;
+/// How long a request waits for its turn to count again ([`RememberedCounts::count`]) before
+/// it counts on its own: turns take milliseconds, so a longer wait means the counts before it
+/// are failing or slow, and waiting behind each of them would add up their times.
+const TURN_WAIT: Duration = Duration::from_secs(1);
 
 /// A list whose totals are remembered, by the counter table its writes move.
 #[derive(Debug, Clone, Copy)]
@@ -124,10 +130,7 @@ impl RememberedCounts {
 
     /// The matches of `conditions` at least as new as `seen`. A remembered count older than
     /// that misses a write some instance acknowledged before this request, so it is counted
-    /// again: once, however many requests need it at once. They take turns on the combination
-    /// (moka's per-key lock), and each takes the count made by the one before it when that
-    /// count covers its page, so a list read while it is written costs one count at a time,
-    /// not one a request.
+    /// again ([`Self::in_turn`]).
     async fn count(
         &self,
         conn: &mut AsyncPgConnection,
@@ -151,18 +154,111 @@ impl RememberedCounts {
         {
             return Ok(remembered.matches());
         }
-        let turn = self
-            .0
-            .entry_by_ref(conditions)
-            .and_try_compute_with(async |remembered| match remembered {
+        let counted = match self.in_turn(conditions, seen, fresh(&mut *conn)).await? {
+            Some(counted) => counted,
+            None => fresh(conn).await?,
+        };
+        Ok(counted.matches())
+    }
+
+    /// A count of `conditions` that covers `seen`, counted once however many requests need it
+    /// at once: they take turns on the combination (moka's per-key lock), and each takes the
+    /// count made in the turn before its own when that covers its page, or runs `count` (not
+    /// polled otherwise). A list read while it is written thus costs one count at a time, not
+    /// one a request. `None` after [`TURN_WAIT`] without a turn, for the caller to count on its
+    /// own rather than wait behind each slow turn in turn.
+    async fn in_turn(
+        &self,
+        conditions: &Conditions,
+        seen: i64,
+        count: impl Future<Output = anyhow::Result<StampedCount>> + Send,
+    ) -> anyhow::Result<Option<StampedCount>> {
+        let started = AtomicBool::new(false);
+        let mut turn = Box::pin(self.0.entry_by_ref(conditions).and_try_compute_with(
+            async |remembered| match remembered {
                 Some(entry) if entry.value().covers(seen) => Ok(Op::Nop),
-                _ => fresh(&mut *conn).await.map(Op::Put),
-            })
-            .await?;
-        match turn.into_entry() {
-            Some(counted) => Ok(counted.into_value().matches()),
-            // Not reached: a turn without a covering count puts one.
-            None => Ok(fresh(conn).await?.matches()),
+                _ => {
+                    started.store(true, Ordering::Relaxed);
+                    count.await.map(Op::Put)
+                }
+            },
+        ));
+        let taken = match tokio::time::timeout(TURN_WAIT, &mut turn).await {
+            Ok(taken) => taken?,
+            // This request's own count is under way: finished, never left mid-statement.
+            Err(_) if AtomicBool::load(&started, Ordering::Relaxed) => turn.await?,
+            Err(_) => return Ok(None),
+        };
+        // A turn ends with a covering count: the one it found or the one it put.
+        Ok(taken.into_entry().map(|counted| counted.into_value()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::statement::Bind;
+
+    fn stamped(matches: i64, list_changes: i64) -> StampedCount {
+        StampedCount {
+            matches,
+            list_changes,
         }
+    }
+
+    fn conditions() -> Conditions {
+        let mut conditions = Conditions::default();
+        conditions.param(Bind::Text("mtg".into()));
+        conditions
+    }
+
+    #[tokio::test]
+    async fn requests_that_find_a_count_old_at_once_count_it_once() {
+        let counts = RememberedCounts::new();
+        counts.0.insert(conditions(), stamped(5, 1)).await;
+        let counted = AtomicUsize::new(0);
+        let count = async || {
+            counted.fetch_add(1, Ordering::Relaxed);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            Ok(stamped(6, 2))
+        };
+        let conditions = conditions();
+        let turns =
+            futures_util::future::join_all((0..8).map(|_| counts.in_turn(&conditions, 2, count())))
+                .await;
+        assert_eq!(AtomicUsize::load(&counted, Ordering::Relaxed), 1);
+        for turn in turns {
+            assert_eq!(turn.unwrap().map(StampedCount::matches), Some(6));
+        }
+        // A page newer than the count is counted again.
+        let newer = counts.in_turn(&conditions, 3, async { Ok(stamped(7, 3)) });
+        assert_eq!(newer.await.unwrap().map(StampedCount::matches), Some(7));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_counts_on_its_own_rather_than_wait_behind_a_slow_turn() {
+        let counts = RememberedCounts::new();
+        let conditions = conditions();
+        let slow = counts.in_turn(&conditions, 1, async {
+            tokio::time::sleep(Duration::from_secs(15)).await;
+            anyhow::bail!("canceling statement due to statement timeout")
+        });
+        let behind = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            let started = tokio::time::Instant::now();
+            let taken = counts
+                .in_turn(&conditions, 1, async { Ok(stamped(1, 1)) })
+                .await;
+            (taken.unwrap(), started.elapsed())
+        };
+        let (slow, (behind, waited)) = tokio::join!(slow, behind);
+        assert!(
+            slow.is_err(),
+            "the slow turn's own count failed after its 15 s"
+        );
+        assert!(behind.is_none(), "left to count on its own");
+        assert_eq!(waited, TURN_WAIT);
     }
 }
