@@ -27,7 +27,7 @@ use crate::rules::Conditions;
 const COUNT_TTL: Duration = Duration::from_secs(5);
 /// How many distinct filter combinations keep a count.
 const COUNT_CAPACITY: u64 = 10_000;
-/// How long a request waits for its turn to count again ([`RememberedCounts::count`]) before
+/// How long a request waits for its turn to count again ([`RememberedCounts::in_turn`]) before
 /// it counts on its own: turns take milliseconds, so a longer wait means the counts before it
 /// are failing or slow, and waiting behind each of them would add up their times.
 const TURN_WAIT: Duration = Duration::from_secs(1);
