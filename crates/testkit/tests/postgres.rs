@@ -462,6 +462,33 @@ async fn deck_content_is_compressed_with_lz4_where_the_server_has_it() {
     );
 }
 
+/// Every GIN index keeps its pending list to 512 kB (migration `2026-12-08-000100`): a search of
+/// the index reads the whole list before its tree, and at the default 4 MB a rare card's page
+/// read ten times the pages it reads with the list merged (docs/benchmarks.md, "GIN pending
+/// lists"). Holds for an index added later too.
+#[tokio::test]
+async fn every_gin_index_keeps_a_short_pending_list() {
+    let db = TestDb::new().await;
+    let indexes = texts(
+        &db,
+        "SELECT c.relname || ' ' || coalesce(array_to_string(c.reloptions, ','), '-') AS value \
+         FROM pg_class c JOIN pg_am am ON am.oid = c.relam \
+         WHERE am.amname = 'gin' AND c.relnamespace = current_schema()::regnamespace \
+         ORDER BY c.relname",
+    )
+    .await;
+    assert_eq!(
+        indexes,
+        [
+            "decks_card_ids gin_pending_list_limit=512",
+            "decks_name_trigram gin_pending_list_limit=512",
+            "sideboard_guides_format_trigram gin_pending_list_limit=512",
+            "sideboard_guides_name_trigram gin_pending_list_limit=512",
+            "sideboard_matchups_archetype_trigram gin_pending_list_limit=512",
+        ]
+    );
+}
+
 /// Each row of the history: its number, the record holding its cards (`-`: itself) and whether
 /// it stores cards.
 const HISTORY_ROWS: &str = "SELECT version_number || ' ' || coalesce(cards_from::text, '-') \
