@@ -4,7 +4,8 @@
 //! decks or guides moves, in the writer's own transaction). A page statement reads those
 //! changes beside its rows, so a remembered count older than the page is counted again, and no
 //! instance shows a total older than a write another instance acknowledged
-//! (docs/operations.md, "Totals across instances").
+//! (docs/operations.md, "Totals across instances"). A count far enough past the window outlives
+//! changes that cannot bring it back inside ([`COUNT_SURPLUS`]).
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,11 @@ use crate::rules::Conditions;
 const COUNT_TTL: Duration = Duration::from_secs(5);
 /// How many distinct filter combinations keep a count.
 const COUNT_CAPACITY: u64 = 10_000;
+/// How far past the result window a count goes. A total past the window is shown as the window,
+/// inexact, and each change a list's counter records moves one item in or out of it, so a count
+/// that found this many more items than the window holds answers the same through as many
+/// changes: a long list read while it is written is not counted again at every write.
+const COUNT_SURPLUS: u32 = 1_000;
 /// How long a request waits for its turn to count again ([`RememberedCounts::in_turn`]) before
 /// it counts on its own: turns take milliseconds, so a longer wait means the counts before it
 /// are failing or slow, and waiting behind each of them would add up their times.
@@ -51,14 +57,14 @@ impl Listed {
     }
 
     /// The count of the rows of `from` (a table and its alias) that match `where_clause`,
-    /// capped one past the result window, and the changes it was counted under (a
-    /// [`StampedCount`]).
+    /// capped [`COUNT_SURPLUS`] past the first item beyond the result window, and the changes
+    /// it was counted under (a [`StampedCount`]).
     pub(crate) fn count_sql(self, from: &str, where_clause: &str, game: &str) -> String {
         format!(
             "SELECT count(*) AS matches, {changes} AS list_changes FROM (SELECT 1 FROM {from} \
              WHERE {where_clause} LIMIT {cap}) AS matching",
             changes = self.changes_sql(game),
-            cap = RESULT_WINDOW + 1
+            cap = RESULT_WINDOW + 1 + COUNT_SURPLUS
         )
     }
 }
@@ -73,11 +79,14 @@ pub(crate) struct StampedCount {
 }
 
 impl StampedCount {
-    /// Whether it counts every write that a statement which saw `changes` sees. Bumps of a
-    /// game's changes queue on its row and commit in order, so a statement that sees a value
-    /// sees every write that came before it.
+    /// Whether it answers for a statement which saw `changes`: it counts every write that
+    /// statement sees, or it is so far past the result window that the writes it misses cannot
+    /// bring the total back inside (each change moves one item in or out). Bumps of a game's
+    /// changes queue on its row and commit in order, so a statement that sees a value sees
+    /// every write that came before it.
     fn covers(self, changes: i64) -> bool {
-        self.list_changes >= changes
+        let missed = changes.saturating_sub(self.list_changes);
+        missed <= 0 || self.matches.saturating_sub(missed) > i64::from(RESULT_WINDOW)
     }
 
     fn matches(self) -> u64 {
@@ -212,6 +221,22 @@ mod tests {
         let mut conditions = Conditions::default();
         conditions.param(Bind::Text("mtg".into()));
         conditions
+    }
+
+    #[test]
+    fn only_a_count_far_past_the_window_outlives_a_change() {
+        let window = i64::from(RESULT_WINDOW);
+        let exact = stamped(window, 10);
+        assert!(exact.covers(10));
+        assert!(
+            !exact.covers(11),
+            "an exact total is counted again after any change"
+        );
+        let just_past = stamped(window + 1, 10);
+        assert!(!just_past.covers(11), "one removal brings it back inside");
+        let at_cap = stamped(window + 1 + i64::from(COUNT_SURPLUS), 10);
+        assert!(at_cap.covers(10 + i64::from(COUNT_SURPLUS)));
+        assert!(!at_cap.covers(11 + i64::from(COUNT_SURPLUS)));
     }
 
     #[tokio::test]
