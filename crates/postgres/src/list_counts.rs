@@ -21,11 +21,14 @@ use moka::ops::compute::Op;
 use crate::error;
 use crate::rules::Conditions;
 
-/// How long a list count is kept by this instance. It is reused only while no instance has
-/// changed the list since it was counted ([`StampedCount::covers`]), so the time bounds memory,
-/// not staleness. A page that ends the list needs no count at all: its total is known exactly
-/// from the page itself.
-const COUNT_TTL: Duration = Duration::from_secs(5);
+/// How long a list count is kept by this instance. It is reused only while it covers the page
+/// ([`StampedCount::covers`]), so the time does not bound staleness: it only brings a count
+/// that no change made old back to the database once a minute (a counter set back, say by a
+/// restore, is believed no longer than that). Each recount of a long list holds the requests
+/// that find it gone for its turn (20 ms at 1,000,000 decks), so a shorter time showed in the
+/// latency tail (docs/benchmarks.md). A page that ends the list needs no count at all: its
+/// total is known exactly from the page itself.
+const COUNT_TTL: Duration = Duration::from_secs(60);
 /// How many distinct filter combinations keep a count.
 const COUNT_CAPACITY: u64 = 10_000;
 /// How far past the result window a count goes. A total past the window is shown as the window,
