@@ -38,8 +38,6 @@ async fn answer(request: reqwest::RequestBuilder) -> Value {
     body
 }
 
-/// An app on a cluster of its own named `name`, counting statements, with nothing but requests
-/// reaching the server while it counts (no rate limits, no webhook worker).
 /// A public mtg deck named `name`, created over HTTP with `token`.
 async fn create_public_deck(app: &TestApp, token: &str, name: &str) -> Value {
     answer(
@@ -51,6 +49,8 @@ async fn create_public_deck(app: &TestApp, token: &str, name: &str) -> Value {
     .await
 }
 
+/// An app on a cluster of its own named `name`, counting statements, with nothing but requests
+/// reaching the server while it counts (no rate limits, no webhook worker).
 async fn counted_app(name: &str) -> (OwnCluster, TestApp) {
     let cluster = OwnCluster::start(name).expect("a cluster of our own");
     track_statements(&cluster)
