@@ -77,11 +77,16 @@ impl Options {
 
     /// oha's arguments for a load run at this width and length, to which a case adds its own.
     fn load_args(&self) -> Vec<String> {
+        self.load_args_for(self.seconds)
+    }
+
+    /// [`Self::load_args`] for a run of `seconds`.
+    fn load_args_for(&self, seconds: u32) -> Vec<String> {
         args(&[
             "-c",
             &self.connections.to_string(),
             "-z",
-            &format!("{}s", self.seconds),
+            &format!("{seconds}s"),
         ])
     }
 }
@@ -1086,14 +1091,8 @@ fn at_half_peak(
     for &(_, index) in half_peak {
         let half = (rows[index].measured.rate / 2.0).max(1.0);
         let paced = |seconds: u32| {
-            let mut oha_args = args(&[
-                "-c",
-                &options.connections.to_string(),
-                "-z",
-                &format!("{seconds}s"),
-                "-q",
-                &format!("{half:.0}"),
-            ]);
+            let mut oha_args = options.load_args_for(seconds);
+            oha_args.extend(["-q".to_owned(), format!("{half:.0}")]);
             oha_args.extend(cases[index].oha.iter().cloned());
             oha_args
         };

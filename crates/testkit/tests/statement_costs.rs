@@ -10,7 +10,8 @@
 //! - an idle instance (issue 27): nothing while it waits, and once a minute its webhook
 //!   worker's safety round and its prune round;
 //! - a card's statistics asked for by many at once (issue 45): one gathering, however many ask;
-//! - a list read at once just after a write: one count, however many pages find theirs old.
+//! - a list read at once just after a write: one count, however many pages find theirs old;
+//! - a list past the result window read after writes that cannot bring it back inside: no count.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // Test code: a panic is a failure with a message.
 
@@ -523,7 +524,7 @@ async fn held_until(app: &TestApp, held: u32) {
     }
 }
 
-/// Requests of one card's statistics sent at once.
+/// Requests sent at once: of one card's statistics, of one list page.
 const AT_ONCE: usize = 32;
 
 /// The calls of the statements among `each` that start with `start`.
